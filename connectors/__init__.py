@@ -1,0 +1,1 @@
+"""Source connectors: fetch and parse into plain records. They never touch the database."""

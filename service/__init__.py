@@ -1,0 +1,1 @@
+"""Weekly digest service: store, inclusion logic, digests, scheduler, API and CLI."""

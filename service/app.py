@@ -1,0 +1,42 @@
+"""The FastAPI application: routers of every domain, mounted on one app."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fastapi import FastAPI
+from sqlalchemy.orm import Session, sessionmaker
+
+from service.api import install_error_handlers
+from service.changes.views import router as changes_router
+from service.digests.views import router as digests_router
+from service.projects.views import router as projects_router
+from service.releases.views import router as releases_router
+from service.sync.views import router as sync_router
+
+
+def create_app(
+    session_factory: sessionmaker[Session],
+    *,
+    sync_trigger: Callable[[str], None] | None = None,
+    on_project_added: Callable[[str], None] | None = None,
+    on_project_removed: Callable[[str], None] | None = None,
+) -> FastAPI:
+    app = FastAPI(
+        title="AI infrastructure weekly digest",
+        version="1",
+        description="Releases and merged pull requests of tracked projects, as draft digests.",
+    )
+    app.state.session_factory = session_factory
+    app.state.sync_trigger = sync_trigger
+    app.state.on_project_added = on_project_added
+    app.state.on_project_removed = on_project_removed
+    install_error_handlers(app)
+    for router in (projects_router, sync_router, releases_router, changes_router, digests_router):
+        app.include_router(router)
+
+    @app.get("/healthz", tags=["health"])
+    def healthz() -> dict[str, str]:
+        return {"status": "ok"}
+
+    return app

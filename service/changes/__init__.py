@@ -1,0 +1,1 @@
+"""Changes: merged pull requests, with merge date and first shipping releases (R3)."""

@@ -1,0 +1,210 @@
+"""The ``digest`` command: serve, sync, draft, db upgrade, projects."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from typing import Any
+
+import click
+from sqlalchemy.orm import Session, sessionmaker
+
+from service import migrate
+from service.config import Settings, get_settings
+from service.database import make_engine, make_session_factory, transaction
+from service.errors import ServiceError
+from service.projects import service as projects
+
+log = logging.getLogger("digest")
+
+
+def configure_logging(level: str = "INFO") -> None:
+    logging.basicConfig(
+        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
+    )
+
+
+def open_store(settings: Settings) -> sessionmaker[Session]:
+    engine = make_engine(settings.resolved_database_url)
+    migrate.upgrade(engine)
+    return make_session_factory(engine)
+
+
+def load_projects_file(settings: Settings, factory: sessionmaker[Session]) -> None:
+    if settings.projects_file is None:
+        return
+    specs = projects.load_projects_file(settings.projects_file)
+    with transaction(factory) as session:
+        for spec in specs:
+            projects.add(session, spec, exist_ok=True)
+    log.info("projects file %s: %d project(s)", settings.projects_file, len(specs))
+
+
+def fail(message: str) -> None:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+@click.group()
+@click.option("--log-level", default="INFO", show_default=True)
+def main(log_level: str) -> None:
+    """Weekly digest of AI infrastructure releases and merged pull requests."""
+    configure_logging(log_level.upper())
+
+
+@main.group()
+def db() -> None:
+    """Database schema."""
+
+
+@db.command("upgrade")
+def db_upgrade() -> None:
+    """Apply every migration (Alembic) to the configured database."""
+    settings = get_settings()
+    migrate.upgrade(make_engine(settings.resolved_database_url))
+    click.echo("database is at the latest revision")
+
+
+@main.command()
+@click.option("--host", default=None, help="listen address (DIGEST_HOST)")
+@click.option("--port", default=None, type=int, help="listen port (DIGEST_PORT)")
+def serve(host: str | None, port: int | None) -> None:
+    """Run the API and the poller on one process (embedded SQLite by default)."""
+    import uvicorn
+
+    from service.app import create_app
+    from service.scheduler import Poller
+
+    settings = get_settings()
+    factory = open_store(settings)
+    try:
+        load_projects_file(settings, factory)
+    except ServiceError as exc:
+        fail(exc.message)
+    with factory() as session:
+        tracked = len(projects.list_all(session))
+    warning = settings.token_warning(tracked)
+    if warning:
+        log.warning(warning)
+    log.info("database: %s", make_engine(settings.resolved_database_url).url.render_as_string())
+    poller = Poller(factory, settings)
+    app = create_app(
+        factory,
+        sync_trigger=poller.run_now,
+        on_project_added=poller.add_project,
+        on_project_removed=poller.remove_project,
+    )
+    poller.start()
+    try:
+        uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None)
+    finally:
+        poller.shutdown()
+
+
+@main.command()
+@click.option("--repo", default=None, help="sync one repository (default: all tracked)")
+def sync(repo: str | None) -> None:
+    """Run one sync pass in the foreground."""
+    from service.scheduler import make_client
+    from service.sync.service import ProjectSyncer
+
+    settings = get_settings()
+    factory = open_store(settings)
+    try:
+        load_projects_file(settings, factory)
+        with factory() as session:
+            repos = (
+                [projects.get(session, repo).repo]
+                if repo
+                else [p.repo for p in projects.list_all(session)]
+            )
+    except ServiceError as exc:
+        fail(exc.message)
+    if not repos:
+        fail("no project is tracked; add one with `digest projects add owner/name`")
+    warning = settings.token_warning(len(repos))
+    if warning:
+        click.echo(f"warning: {warning}", err=True)
+    failures = 0
+    with make_client(settings) as client:
+        syncer = ProjectSyncer(factory, settings, client)
+        with click.progressbar(length=len(repos) * 3, label="syncing", file=sys.stderr) as bar:
+            for name in repos:
+                report = syncer.sync(name, progress=lambda _stage: bar.update(1))
+                if not report.ok:
+                    failures += 1
+                    click.echo(f"\n{name}: {report.error}", err=True)
+        click.echo(
+            f"{len(repos) - failures}/{len(repos)} project(s) synced; "
+            f"{client.stats.requests} request(s), {client.stats.not_modified} not modified"
+        )
+    sys.exit(1 if failures else 0)
+
+
+@main.command()
+@click.option("--start", required=True, help="first day, YYYY-MM-DD (UTC)")
+@click.option("--end", required=True, help="last day, YYYY-MM-DD (UTC, inclusive)")
+@click.option("--format", "output", type=click.Choice(["json", "md"]), default="json")
+@click.option("--include", type=click.Choice(["highlights", "all"]), default="highlights")
+@click.option("--repo", default=None)
+def draft(start: str, end: str, output: str, include: str, repo: str | None) -> None:
+    """Print the draft digest of a window."""
+    from service.digests.render import render_markdown
+    from service.digests.service import build_draft
+    from service.windows import window_for
+
+    settings = get_settings()
+    factory = open_store(settings)
+    try:
+        window = window_for(start, end)
+        with factory() as session:
+            repo_key = projects.get(session, repo).repo_key if repo else None
+            result: dict[str, Any] = build_draft(
+                session, window, include_all=include == "all", repo_key=repo_key
+            )
+    except ServiceError as exc:
+        fail(exc.message)
+    if output == "md":
+        click.echo(render_markdown(result), nl=False)
+    else:
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+
+
+@main.group(name="projects")
+def projects_group() -> None:
+    """Tracked projects."""
+
+
+@projects_group.command("add")
+@click.argument("repo")
+@click.option("--name", default=None)
+@click.option("--category", default=None)
+def projects_add(repo: str, name: str | None, category: str | None) -> None:
+    factory = open_store(get_settings())
+    try:
+        with transaction(factory) as session:
+            project = projects.add(session, projects.ProjectSpec(repo, name, category))
+            click.echo(f"tracking {project.repo}")
+    except ServiceError as exc:
+        fail(exc.message)
+
+
+@projects_group.command("list")
+def projects_list() -> None:
+    factory = open_store(get_settings())
+    with factory() as session:
+        for project in projects.list_all(session):
+            click.echo(f"{project.repo}\t{project.name}\t{project.category or ''}")
+
+
+@projects_group.command("remove")
+@click.argument("repo")
+def projects_remove(repo: str) -> None:
+    factory = open_store(get_settings())
+    try:
+        with transaction(factory) as session:
+            projects.remove(session, repo)
+    except ServiceError as exc:
+        fail(exc.message)
+    click.echo(f"no longer tracking {repo}")

@@ -1,0 +1,74 @@
+"""Settings, read from the environment (prefix ``DIGEST_``; the token from ``GITHUB_TOKEN``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+UNAUTHENTICATED_REQUESTS_PER_HOUR = 60
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DIGEST_", extra="ignore", populate_by_name=True)
+
+    data_dir: Path = Path("data")
+    database_url: str = ""
+    github_api_url: str = "https://api.github.com"
+    github_web_url: str = "https://github.com"
+    github_token: str | None = Field(
+        default=None, validation_alias=AliasChoices("GITHUB_TOKEN", "DIGEST_GITHUB_TOKEN")
+    )
+    poll_interval: int = Field(default=900, ge=10, description="seconds between polls of a project")
+    poll_jitter: int = Field(default=60, ge=0)
+    projects_file: Path | None = None
+    backfill_days: int = Field(
+        default=120, ge=1, description="how far back the first sync of a project reaches"
+    )
+    pull_overlap_seconds: int = Field(default=3600, ge=0)
+    http_timeout: float = 30.0
+    http_max_attempts: int = 6
+    max_rate_limit_wait: float = Field(
+        default=900.0, description="longest wait for a rate-limit reset inside one sync"
+    )
+    host: str = "127.0.0.1"
+    port: int = 8000
+
+    @field_validator("github_api_url", "github_web_url")
+    @classmethod
+    def _strip_trailing_slash(cls, value: str) -> str:
+        return value.rstrip("/")
+
+    @field_validator("github_token")
+    @classmethod
+    def _empty_token_is_none(cls, value: str | None) -> str | None:
+        return value or None
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'digest.sqlite3').resolve()}"
+
+    def token_warning(self, tracked_projects: int) -> str | None:
+        """What running without a token means, or None when a token is set."""
+        if self.github_token:
+            return None
+        cycles_per_hour = 3600 / self.poll_interval
+        idle_cost = 2 * tracked_projects * cycles_per_hour
+        affordable = int(UNAUTHENTICATED_REQUESTS_PER_HOUR / (2 * cycles_per_hour))
+        return (
+            "GITHUB_TOKEN is not set: GitHub allows 60 unauthenticated requests per hour. "
+            f"Polling every {self.poll_interval}s costs at least 2 requests per project per "
+            f"cycle (304s count without a token), so at most {affordable} project(s) can be "
+            f"tracked; {tracked_projects} tracked need about {idle_cost:.0f} requests/hour "
+            "when idle, and a first backfill needs many more. Set GITHUB_TOKEN "
+            "(5,000 requests/hour)."
+        )
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

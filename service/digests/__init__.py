@@ -1,0 +1,1 @@
+"""Draft weekly digests over a UTC window."""

@@ -1,0 +1,1 @@
+"""Which release first shipped each change, from compares and PR references (R3)."""

@@ -1,0 +1,1 @@
+"""Tracked projects: which repositories are polled and what editors call them."""

@@ -1,0 +1,1 @@
+"""Releases of tracked projects, with parsed versions and release status (R2)."""

@@ -1,0 +1,1 @@
+"""One sync pass per project: connector records → normalize → store, with sync state."""

@@ -1,0 +1,322 @@
+"""One sync pass of one project, and the sync state it leaves behind.
+
+Order per pass (DESIGN §4): releases (conditional), merged pull requests (conditional,
+newest update first, down to the stored high-water mark), compares for releases whose
+ranges are not cached yet, then release inclusion. Rows are upserted page by page; an
+ETag and a high-water mark are only saved in the transaction of the last page they vouch
+for, so a pass killed at any point is simply redone by the next one.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from connectors.github import (
+    GitHubClient,
+    GitHubError,
+    NotFound,
+    PullRecord,
+    RateLimited,
+    ReleaseRecord,
+    extract_records,
+)
+from service.changes.models import Change
+from service.config import Settings
+from service.database import transaction, upsert, utcnow
+from service.inclusion import service as inclusion
+from service.normalize import change_row, release_row
+from service.projects.models import Project
+from service.releases.models import Release
+from service.sync.models import HttpValidator, SyncState
+
+log = logging.getLogger(__name__)
+
+CYCLE = "cycle"
+RELEASES = "releases"
+PULLS = "pulls"
+COMPARES = "compares"
+
+RELEASE_UPDATE_COLUMNS = [
+    "github_id",
+    "version",
+    "version_line",
+    "name",
+    "published_at",
+    "created_at",
+    "prerelease",
+    "github_prerelease",
+    "url",
+    "body",
+    "target_commitish",
+]
+CHANGE_UPDATE_COLUMNS = [
+    "github_id",
+    "title",
+    "body",
+    "author",
+    "labels",
+    "merged_at",
+    "merge_commit_sha",
+    "base_branch",
+    "url",
+    "github_updated_at",
+]
+
+
+@dataclass
+class SyncReport:
+    repo: str
+    releases_seen: int = 0
+    changes_seen: int = 0
+    compares_fetched: int = 0
+    links_changed: int = 0
+    not_modified: list[str] = field(default_factory=list)
+    skipped_records: int = 0
+    error: str | None = None
+    retry_at: datetime | None = None
+
+    @property
+    def changed_anything(self) -> bool:
+        return (
+            self.releases_seen + self.changes_seen + self.compares_fetched > 0
+            or len(self.not_modified) < 2
+        )
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def get_state(session: Session, project_id: int, resource: str) -> SyncState:
+    state = session.get(SyncState, (project_id, resource))
+    if state is None:
+        state = SyncState(project_id=project_id, resource=resource, error_count=0)
+        session.add(state)
+    return state
+
+
+def stored_etag(session: Session, url: str) -> str | None:
+    validator = session.get(HttpValidator, url)
+    return validator.etag if validator else None
+
+
+def save_etag(session: Session, project_id: int, url: str, etag: str | None, now: datetime) -> None:
+    if not etag:
+        return
+    validator = session.get(HttpValidator, url)
+    if validator is None:
+        session.add(HttpValidator(url=url, project_id=project_id, etag=etag, updated_at=now))
+    elif validator.etag != etag:
+        validator.etag = etag
+        validator.updated_at = now
+
+
+def record_success(session: Session, project_id: int, resource: str, now: datetime) -> None:
+    state = get_state(session, project_id, resource)
+    state.last_attempt_at = now
+    state.last_success_at = now
+    state.error_count = 0
+
+
+def record_failure(
+    factory: sessionmaker[Session], project_id: int, resource: str, error: str, now: datetime
+) -> int:
+    """Save an error on a resource (and on the cycle); returns the consecutive error count."""
+    with transaction(factory) as session:
+        count = 0
+        for name in {resource, CYCLE}:
+            state = get_state(session, project_id, name)
+            state.last_attempt_at = now
+            state.last_error = error[:2000]
+            state.last_error_at = now
+            state.error_count = (state.error_count or 0) + 1
+            count = max(count, state.error_count)
+        return count
+
+
+class ProjectSyncer:
+    def __init__(
+        self,
+        factory: sessionmaker[Session],
+        settings: Settings,
+        client: GitHubClient,
+        clock: Callable[[], datetime] = utcnow,
+    ) -> None:
+        self.factory = factory
+        self.settings = settings
+        self.client = client
+        self.clock = clock
+
+    def sync(self, repo: str, progress: Callable[[str], None] | None = None) -> SyncReport:
+        report = SyncReport(repo=repo)
+        with self.factory() as session:
+            project = session.scalar(select(Project).where(Project.repo_key == repo.lower()))
+            if project is None:
+                report.error = f"repository {repo!r} is not tracked"
+                return report
+            project_id, repo = project.id, project.repo
+            needs_repo_lookup = project.default_branch is None
+        previous_pass_finished = self._begin_cycle(project_id)
+        resource = CYCLE
+        try:
+            if needs_repo_lookup:
+                self._lookup_repo(project_id, repo)
+            resource = RELEASES
+            self._sync_releases(project_id, repo, report)
+            if progress:
+                progress("releases")
+            resource = PULLS
+            self._sync_pulls(project_id, repo, report)
+            if progress:
+                progress("pulls")
+            resource = COMPARES
+            self._sync_compares(project_id, repo, report)
+            with transaction(self.factory) as session:
+                if report.changed_anything or not previous_pass_finished:
+                    report.links_changed = inclusion.relink(
+                        session, project_id, repo, self.settings.github_web_url
+                    )
+                record_success(session, project_id, CYCLE, self.clock())
+            if progress:
+                progress("inclusion")
+        except NotFound as exc:
+            report.error = f"{repo}: not found on GitHub ({exc.url})"
+        except RateLimited as exc:
+            report.error = f"{repo}: {exc}"
+            report.retry_at = exc.reset_at
+        except GitHubError as exc:
+            report.error = f"{repo}: {exc}"
+        if report.error:
+            log.warning("sync of %s failed at %s: %s", repo, resource, report.error)
+            record_failure(self.factory, project_id, resource, report.error, self.clock())
+        return report
+
+    def _begin_cycle(self, project_id: int) -> bool:
+        """Mark a pass as started; tells whether the previous one ran to its end."""
+        with transaction(self.factory) as session:
+            state = get_state(session, project_id, CYCLE)
+            finished = state.last_success_at is not None and (
+                state.last_attempt_at is None or state.last_attempt_at <= state.last_success_at
+            )
+            state.last_attempt_at = self.clock()
+            return finished
+
+    def _lookup_repo(self, project_id: int, repo: str) -> None:
+        found = self.client.get_repo(repo)
+        with transaction(self.factory) as session:
+            project = session.get(Project, project_id)
+            assert project is not None
+            project.default_branch = found.default_branch
+
+    def _sync_releases(self, project_id: int, repo: str, report: SyncReport) -> None:
+        first_url = f"{self.settings.github_api_url}{self.client.releases_url(repo)}"
+        with self.factory() as session:
+            state = session.get(SyncState, (project_id, RELEASES))
+            backfilled = state is not None and state.last_success_at is not None
+            known = set(
+                session.scalars(select(Release.tag).where(Release.project_id == project_id))
+            )
+            etag = stored_etag(session, _validator_key(first_url))
+        new_etag: str | None = None
+        first = True
+        for page in self.client.iter_release_pages(repo, etag):
+            if page.not_modified:
+                report.not_modified.append(RELEASES)
+                break
+            if first:
+                new_etag, first = page.etag, False
+            records = extract_records(page.items, ReleaseRecord.from_api, f"{repo} release")
+            report.skipped_records += len(page.items) - len(records)
+            rows = [row for row in map(release_row, records) if row is not None]
+            with transaction(self.factory) as session:
+                upsert(
+                    session,
+                    Release,
+                    [{"project_id": project_id, **row} for row in rows],
+                    key=["project_id", "tag"],
+                    update=RELEASE_UPDATE_COLUMNS,
+                )
+            report.releases_seen += len(rows)
+            all_new = all(record.tag not in known for record in records)
+            if backfilled and not all_new:
+                break
+        with transaction(self.factory) as session:
+            if new_etag:
+                save_etag(session, project_id, _validator_key(first_url), new_etag, self.clock())
+            record_success(session, project_id, RELEASES, self.clock())
+
+    def _sync_pulls(self, project_id: int, repo: str, report: SyncReport) -> None:
+        now = self.clock()
+        first_url = f"{self.settings.github_api_url}/repos/{repo}/pulls"
+        with self.factory() as session:
+            state = session.get(SyncState, (project_id, PULLS))
+            mark = state.high_water_mark if state else None
+            etag = stored_etag(session, _validator_key(first_url))
+        if mark is not None:
+            cutoff = mark - timedelta(seconds=self.settings.pull_overlap_seconds)
+        else:
+            cutoff = now - timedelta(days=self.settings.backfill_days)
+        newest = mark
+        new_etag: str | None = None
+        first = True
+        for page in self.client.iter_closed_pull_pages(repo, etag):
+            if page.not_modified:
+                report.not_modified.append(PULLS)
+                break
+            if first:
+                new_etag, first = page.etag, False
+            records: list[PullRecord] = extract_records(
+                page.items, PullRecord.from_api, f"{repo} pull request"
+            )
+            report.skipped_records += len(page.items) - len(records)
+            rows = [row for row in map(change_row, records) if row is not None]
+            with transaction(self.factory) as session:
+                upsert(
+                    session,
+                    Change,
+                    [{"project_id": project_id, **row} for row in rows],
+                    key=["project_id", "number"],
+                    update=CHANGE_UPDATE_COLUMNS,
+                )
+            report.changes_seen += len(rows)
+            for record in records:
+                if newest is None or record.updated_at > newest:
+                    newest = record.updated_at
+            if records and min(r.updated_at for r in records) < cutoff:
+                break
+        with transaction(self.factory) as session:
+            if new_etag:
+                save_etag(session, project_id, _validator_key(first_url), new_etag, self.clock())
+            state = get_state(session, project_id, PULLS)
+            state.high_water_mark = newest
+            record_success(session, project_id, PULLS, self.clock())
+
+    def _sync_compares(self, project_id: int, repo: str, report: SyncReport) -> None:
+        horizon = self.clock() - timedelta(days=self.settings.backfill_days)
+        with self.factory() as session:
+            releases = list(
+                session.scalars(select(Release).where(Release.project_id == project_id))
+            )
+            cached = inclusion.cached_ranges(session, project_id)
+        wanted = [r for r in inclusion.needed_ranges(releases, horizon) if r not in cached]
+        for compared in wanted:
+            if compared.base_tag == inclusion.ROOT:
+                commits = self.client.history(repo, compared.head_tag, since=horizon)
+            else:
+                commits = self.client.compare(repo, compared.base_tag, compared.head_tag)
+            with transaction(self.factory) as session:
+                inclusion.store_comparison(session, project_id, compared, commits)
+            report.compares_fetched += 1
+        with transaction(self.factory) as session:
+            record_success(session, project_id, COMPARES, self.clock())
+
+
+def _validator_key(url: str) -> str:
+    """Validators are stored per first-page URL without its query string."""
+    return url.split("?", 1)[0]
