@@ -160,12 +160,6 @@ class CommitRecord:
         return cls(sha=sha, subject=message.splitlines()[0] if message else "")
 
 
-@dataclass(frozen=True)
-class RepoRecord:
-    full_name: str
-    default_branch: str
-
-
 @dataclass
 class Page:
     items: list[dict[str, Any]]
@@ -389,14 +383,6 @@ class GitHubClient:
             response = self.get(next_url)
 
     # -- resources -------------------------------------------------------------------
-
-    def get_repo(self, repo: str) -> RepoRecord:
-        response = self.get(f"{self.api_url}/repos/{repo}")
-        data = response.json()
-        return RepoRecord(
-            full_name=str(data.get("full_name") or repo),
-            default_branch=str(data.get("default_branch") or "main"),
-        )
 
     def releases_url(self, repo: str) -> str:
         return f"/repos/{repo}/releases"

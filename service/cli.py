@@ -23,6 +23,8 @@ def configure_logging(level: str = "INFO") -> None:
     logging.basicConfig(
         level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
     )
+    for chatty in ("httpx", "alembic.runtime.migration", "apscheduler.executors.default"):
+        logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
 def open_store(settings: Settings) -> sessionmaker[Session]:

@@ -18,6 +18,7 @@ import random
 import re
 import socket
 import threading
+import time
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -798,6 +799,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.rfile.read(length)
         headers = {key.lower(): value for key, value in self.headers.items()}
         response = self.server.fake._dispatch(self.command, self.path, headers)
+        if self.server.fake.latency > 0:
+            time.sleep(self.server.fake.latency)
         self.send_response(response.status)
         for key, value in response.headers.items():
             self.send_header(key, value)
@@ -826,6 +829,7 @@ class FakeGitHub:
         self.fault_seed = fault_seed
         self.fail_rate: float = 0.0
         self.secondary_limit_every: int | None = None
+        self.latency = 0.0  # seconds added to every response (real wall-clock time)
         self.rate_limited_status = 403
         self.web_url = "https://github.com"
         self.login = "dev"

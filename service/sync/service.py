@@ -161,12 +161,9 @@ class ProjectSyncer:
                 report.error = f"repository {repo!r} is not tracked"
                 return report
             project_id, repo = project.id, project.repo
-            needs_repo_lookup = project.default_branch is None
         previous_pass_finished = self._begin_cycle(project_id)
         resource = CYCLE
         try:
-            if needs_repo_lookup:
-                self._lookup_repo(project_id, repo)
             resource = RELEASES
             self._sync_releases(project_id, repo, report)
             if progress:
@@ -206,13 +203,6 @@ class ProjectSyncer:
             )
             state.last_attempt_at = self.clock()
             return finished
-
-    def _lookup_repo(self, project_id: int, repo: str) -> None:
-        found = self.client.get_repo(repo)
-        with transaction(self.factory) as session:
-            project = session.get(Project, project_id)
-            assert project is not None
-            project.default_branch = found.default_branch
 
     def _sync_releases(self, project_id: int, repo: str, report: SyncReport) -> None:
         first_url = f"{self.settings.github_api_url}{self.client.releases_url(repo)}"
