@@ -160,6 +160,14 @@ class CommitRecord:
         return cls(sha=sha, subject=message.splitlines()[0] if message else "")
 
 
+@dataclass(frozen=True)
+class Range:
+    """The commits of a compare (oldest first) and the commit the head ref points at."""
+
+    commits: list[CommitRecord]
+    head_sha: str | None
+
+
 @dataclass
 class Page:
     items: list[dict[str, Any]]
@@ -399,18 +407,21 @@ class GitHubClient:
         }
         return self.iter_pages(f"/repos/{repo}/pulls", params, etag)
 
-    def compare(self, repo: str, base: str, head: str) -> list[CommitRecord]:
+    def compare(self, repo: str, base: str, head: str) -> Range:
         """Every commit of ``base...head``, oldest first, paging past GitHub's 250 cap."""
         path = f"/repos/{repo}/compare/{quote(base, safe='')}...{quote(head, safe='')}"
         url = f"{self.api_url}{path}"
         commits: list[CommitRecord] = []
         listed_count = 0
         total: int | None = None
+        merge_base_sha: str | None = None
         response = self.get(url, {"per_page": PER_PAGE, "page": 1})
         while True:
             data = response.json()
             if not isinstance(data, dict):
                 raise GitHubError(f"{url}: expected a JSON object", url=url)
+            if merge_base_sha is None:
+                merge_base_sha = (data.get("merge_base_commit") or {}).get("sha")
             if total is None and isinstance(data.get("total_commits"), int):
                 total = data["total_commits"]
             listed = data.get("commits") or []
@@ -425,9 +436,10 @@ class GitHubClient:
                 f"{url}: compare listed {listed_count} of {total} commits",
                 url=url,
             )
-        return commits
+        # With nothing ahead, the head is an ancestor of the base: it is the merge base.
+        return Range(commits, commits[-1].sha if commits else merge_base_sha)
 
-    def history(self, repo: str, ref: str, since: datetime | None) -> list[CommitRecord]:
+    def history(self, repo: str, ref: str, since: datetime | None) -> Range:
         """Commits reachable from ``ref`` (since a date), oldest first: a root range."""
         params: dict[str, Any] = {"sha": ref, "per_page": PER_PAGE}
         if since is not None:
@@ -436,7 +448,7 @@ class GitHubClient:
         for page in self.iter_pages(f"/repos/{repo}/commits", params):
             commits.extend(extract_records(page.items, CommitRecord.from_api, "commit"))
         commits.reverse()
-        return commits
+        return Range(commits, commits[-1].sha if commits else None)
 
 
 def _message(response: httpx.Response) -> str:

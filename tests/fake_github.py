@@ -798,9 +798,17 @@ class _Handler(BaseHTTPRequestHandler):
         if length > 0:
             self.rfile.read(length)
         headers = {key.lower(): value for key, value in self.headers.items()}
-        response = self.server.fake._dispatch(self.command, self.path, headers)
-        if self.server.fake.latency > 0:
-            time.sleep(self.server.fake.latency)
+        fake = self.server.fake
+        with fake._lock:
+            fake.in_flight += 1
+            fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+        try:
+            response = fake._dispatch(self.command, self.path, headers)
+            if fake.latency > 0:
+                time.sleep(fake.latency)
+        finally:
+            with fake._lock:
+                fake.in_flight -= 1
         self.send_response(response.status)
         for key, value in response.headers.items():
             self.send_header(key, value)
@@ -830,6 +838,8 @@ class FakeGitHub:
         self.fail_rate: float = 0.0
         self.secondary_limit_every: int | None = None
         self.latency = 0.0  # seconds added to every response (real wall-clock time)
+        self.in_flight = 0
+        self.max_in_flight = 0  # most requests being answered at the same moment
         self.rate_limited_status = 403
         self.web_url = "https://github.com"
         self.login = "dev"

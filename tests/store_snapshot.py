@@ -25,7 +25,17 @@ def snapshot(factory: sessionmaker[Session]) -> dict[str, Any]:
     stable = aliased(Release)
     with factory() as session:
         releases = sorted(
-            (p.repo, r.tag, r.version, r.version_line, r.prerelease, r.published_at, r.name, r.body)
+            (
+                p.repo,
+                r.tag,
+                r.version,
+                r.version_line,
+                r.prerelease,
+                r.published_at,
+                r.name,
+                r.body,
+                r.tag_commit_sha,
+            )
             for r, p in session.execute(
                 select(Release, Project).join(Project, Project.id == Release.project_id)
             )

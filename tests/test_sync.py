@@ -73,7 +73,12 @@ def test_cherry_picks_and_rc_chain_give_first_release_and_first_stable_release(
         5: ("v1.1.0", "v1.1.0"),
         6: (None, None),
     }
-    links = set(snapshot(factory)["links"])
+    stored = snapshot(factory)
+    engine = fake_github.repo("acme/engine")
+    assert {r[1]: r[8] for r in stored["releases"]} == {
+        tag: engine.resolve(tag) for tag in ("v1.0.0", "v1.0.1", "v1.1.0rc1", "v1.1.0")
+    }
+    links = set(stored["links"])
     assert ("v1.0.1", 2, LinkMethod.COMMIT_REFERENCE.value) in links
     assert ("v1.0.1", 3, LinkMethod.ANCESTRY.value) in links
     # v1.1.0rc1's range from v1.0.1 holds #2's main commit too; the earliest release wins.

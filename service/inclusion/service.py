@@ -18,7 +18,7 @@ from datetime import datetime
 from sqlalchemy import delete, select, tuple_, update
 from sqlalchemy.orm import Session
 
-from connectors.github import CommitRecord
+from connectors import github
 from service.changes.models import Change
 from service.inclusion.models import Comparison, ComparisonCommit, LinkMethod, ReleaseChange
 from service.normalize import referenced_pull_numbers, release_note_pull_numbers
@@ -59,13 +59,14 @@ def cached_ranges(session: Session, project_id: int) -> set[Range]:
 
 
 def store_comparison(
-    session: Session, project_id: int, compared: Range, commits: list[CommitRecord]
+    session: Session, project_id: int, compared: Range, fetched: github.Range
 ) -> None:
+    """Cache a compare and record the commit its head tag points at."""
     comparison = Comparison(
         project_id=project_id,
         base_tag=compared.base_tag,
         head_tag=compared.head_tag,
-        total_commits=len(commits),
+        total_commits=len(fetched.commits),
     )
     session.add(comparison)
     session.flush()
@@ -73,8 +74,14 @@ def store_comparison(
         ComparisonCommit(
             comparison_id=comparison.id, position=position, sha=c.sha, subject=c.subject[:1000]
         )
-        for position, c in enumerate(commits)
+        for position, c in enumerate(fetched.commits)
     )
+    if fetched.head_sha:
+        session.execute(
+            update(Release)
+            .where(Release.project_id == project_id, Release.tag == compared.head_tag)
+            .values(tag_commit_sha=fetched.head_sha)
+        )
 
 
 def relink(session: Session, project_id: int, repo: str, web_url: str) -> int:

@@ -297,11 +297,11 @@ class ProjectSyncer:
         wanted = [r for r in inclusion.needed_ranges(releases, horizon) if r not in cached]
         for compared in wanted:
             if compared.base_tag == inclusion.ROOT:
-                commits = self.client.history(repo, compared.head_tag, since=horizon)
+                fetched = self.client.history(repo, compared.head_tag, since=horizon)
             else:
-                commits = self.client.compare(repo, compared.base_tag, compared.head_tag)
+                fetched = self.client.compare(repo, compared.base_tag, compared.head_tag)
             with transaction(self.factory) as session:
-                inclusion.store_comparison(session, project_id, compared, commits)
+                inclusion.store_comparison(session, project_id, compared, fetched)
             report.compares_fetched += 1
         with transaction(self.factory) as session:
             record_success(session, project_id, COMPARES, self.clock())
