@@ -180,3 +180,15 @@ def build_draft(
         "releases": releases,
         "themes": [{**CATCH_ALL_THEME, "items": items}] if items else [],
     }
+
+
+def release_changes_by_theme(session: Session, release_id: int) -> list[dict[str, Any]]:
+    """The changes a release first shipped (first release or first stable release), by theme."""
+    rows = session.execute(
+        _change_query().where(
+            or_(Change.first_release_id == release_id, Change.first_stable_release_id == release_id)
+        )
+    )
+    items = [change_item(c, p, f, s, None) for c, p, f, s in rows]
+    items.sort(key=lambda i: (i["merged_at"], i["number"]))
+    return [{**CATCH_ALL_THEME, "items": items}] if items else []
