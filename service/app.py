@@ -9,10 +9,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from service.api import install_error_handlers
 from service.changes.views import router as changes_router
+from service.config import Settings, get_settings
 from service.digests.views import router as digests_router
 from service.projects.views import router as projects_router
 from service.releases.views import router as releases_router
 from service.sync.views import router as sync_router
+from service.themes import Taxonomy, default_taxonomy
+from service.webhooks.views import router as webhooks_router
 
 
 def create_app(
@@ -21,6 +24,8 @@ def create_app(
     sync_trigger: Callable[[str], None] | None = None,
     on_project_added: Callable[[str], None] | None = None,
     on_project_removed: Callable[[str], None] | None = None,
+    taxonomy: Taxonomy | None = None,
+    settings: Settings | None = None,
 ) -> FastAPI:
     app = FastAPI(
         title="AI infrastructure weekly digest",
@@ -28,11 +33,20 @@ def create_app(
         description="Releases and merged pull requests of tracked projects, as draft digests.",
     )
     app.state.session_factory = session_factory
+    app.state.settings = settings or get_settings()
     app.state.sync_trigger = sync_trigger
     app.state.on_project_added = on_project_added
     app.state.on_project_removed = on_project_removed
+    app.state.taxonomy = taxonomy or default_taxonomy()
     install_error_handlers(app)
-    for router in (projects_router, sync_router, releases_router, changes_router, digests_router):
+    for router in (
+        projects_router,
+        sync_router,
+        releases_router,
+        changes_router,
+        digests_router,
+        webhooks_router,
+    ):
         app.include_router(router)
 
     @app.get("/healthz", tags=["health"])

@@ -36,11 +36,22 @@ _STRONG_PHRASE = re.compile(
 )
 _REMOVED_FLAG = re.compile(
     r"\b(?:remove|removed|removes|drop|dropped|drops|delete|deleted)\b[^.\n]{0,60}?"
-    r"(?:`?--[a-z0-9][a-z0-9-]*`?|\b(?:cli )?(?:flag|option|argument|arg|parameter|env var)s?\b)",
+    r"(?:`?--[a-z0-9][a-z0-9-]*`?|\b(?:cli )?(?:flag|option|argument|env var)s?\b)",
     re.IGNORECASE,
 )
 _TITLE_MARKER = re.compile(
-    r"^\s*[a-z]+(?:\([^)]*\))?!:|\[breaking(?: change)?\]|\bBREAKING\b|🚨", re.IGNORECASE
+    r"^\s*[a-z]+(?:\([^)]*\))?!:|\[(?:breaking(?: change)?|deprecation|v0 deprecation)\]|"
+    r"\bBREAKING\b|🚨|💔|🪦",
+    re.IGNORECASE,
+)
+# A title that changes a default, renames or drops something users call.
+_TITLE_CHANGE = re.compile(
+    r"\bnew defaults?\b|\bchange(?:s|d)? (?:the )?default|\b(?:enable|disable|turn on|turn off)"
+    r"(?:s|d|ing)?\b.{0,60}\bby default\b|\bdisabl(?:e|es|ing)\b.{0,40}\bdefault\b|"
+    r"\brenam(?:e|es|ed|ing)\b"
+    r"(?!.{0,40}\b(?:internal|private|variables?|tests?|examples?|docs?|files?|folders?)\b)|"
+    r"\bdrop(?:s|ped)?\b.{0,30}\bsupport\b|\bremov(?:e|es|ed)\b.{0,30}\bsupport for\b",
+    re.IGNORECASE,
 )
 _BREAKING_FOOTER = re.compile(r"^BREAKING[ -]CHANGE:", re.MULTILINE)
 _DEPENDENCY_BUMP = re.compile(
@@ -49,6 +60,7 @@ _DEPENDENCY_BUMP = re.compile(
     re.IGNORECASE,
 )
 _REVERT = re.compile(r"^\s*revert\b", re.IGNORECASE)
+_TEST_ONLY = re.compile(r"\b(?:tests?|unit tests?|regression tests?|examples?|benchmarks?)\b", re.I)
 
 
 def own_text(text: str) -> Iterator[str]:
@@ -100,7 +112,11 @@ def release_breaking_changes(body: str) -> list[str]:
         if section_level is not None:
             if bullet or len(text) > 20:
                 found.append(_clean(text))
-        elif _STRONG_PHRASE.search(text) or _REMOVED_FLAG.search(text):
+        elif (
+            _STRONG_PHRASE.search(text)
+            or _REMOVED_FLAG.search(text)
+            or (bullet and _TITLE_MARKER.search(text))
+        ):
             found.append(_clean(text))
     return list(dict.fromkeys(line for line in found if line))
 
@@ -115,7 +131,9 @@ def change_is_breaking(title: str, labels: Sequence[str], body: str) -> bool:
         return False
     if any("breaking" in label.lower() for label in labels):
         return True
-    if _TITLE_MARKER.search(title) or _REMOVED_FLAG.search(title):
+    if _TITLE_MARKER.search(title) or _TITLE_CHANGE.search(title):
+        return True
+    if _REMOVED_FLAG.search(title) and not _TEST_ONLY.search(title):
         return True
     own = "\n".join(own_text(body or ""))
     return bool(_BREAKING_FOOTER.search(own))

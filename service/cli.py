@@ -1,11 +1,11 @@
-"""The ``digest`` command: serve, sync, draft, db upgrade, projects."""
+"""The ``digest`` command: serve, worker, sync, draft, db upgrade, projects."""
 
 from __future__ import annotations
 
 import json
 import logging
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 from sqlalchemy.orm import Session, sessionmaker
@@ -15,6 +15,7 @@ from service.config import Settings, get_settings
 from service.database import make_engine, make_session_factory, transaction
 from service.errors import ServiceError
 from service.projects import service as projects
+from service.themes import Taxonomy, taxonomy_from
 
 log = logging.getLogger("digest")
 
@@ -43,7 +44,14 @@ def load_projects_file(settings: Settings, factory: sessionmaker[Session]) -> No
     log.info("projects file %s: %d project(s)", settings.projects_file, len(specs))
 
 
-def fail(message: str) -> None:
+def load_taxonomy(settings: Settings) -> Taxonomy:
+    try:
+        return taxonomy_from(settings.themes_file, settings.models_file)
+    except (OSError, ServiceError) as exc:
+        fail(f"cannot load the theme taxonomy: {exc}")
+
+
+def fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
 
@@ -77,6 +85,7 @@ def serve(host: str | None, port: int | None) -> None:
 
     from service.app import create_app
     from service.scheduler import Poller
+    from service.webhooks.worker import DeliveryWorker
 
     settings = get_settings()
     factory = open_store(settings)
@@ -93,15 +102,49 @@ def serve(host: str | None, port: int | None) -> None:
     poller = Poller(factory, settings)
     app = create_app(
         factory,
+        taxonomy=load_taxonomy(settings),
         sync_trigger=poller.run_now,
         on_project_added=poller.add_project,
         on_project_removed=poller.remove_project,
     )
+    deliveries = DeliveryWorker(factory, settings)
     poller.start()
+    deliveries.start()
     try:
         uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None)
     finally:
         poller.shutdown()
+        deliveries.stop()
+
+
+@main.command()
+def worker() -> None:
+    """Run the poller and the webhook delivery worker, without the API."""
+    import signal
+    import threading
+
+    from service.scheduler import Poller
+    from service.webhooks.worker import DeliveryWorker
+
+    settings = get_settings()
+    factory = open_store(settings)
+    try:
+        load_projects_file(settings, factory)
+    except ServiceError as exc:
+        fail(exc.message)
+    stopping = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stopping.set())
+    poller = Poller(factory, settings)
+    deliveries = DeliveryWorker(factory, settings)
+    poller.start()
+    deliveries.start()
+    log.info("polling and delivering webhooks; stop with Ctrl-C")
+    try:
+        stopping.wait()
+    finally:
+        poller.shutdown()
+        deliveries.stop()
 
 
 @main.command()
@@ -150,7 +193,11 @@ def sync(repo: str | None) -> None:
 @click.option("--format", "output", type=click.Choice(["json", "md"]), default="json")
 @click.option("--include", type=click.Choice(["highlights", "all"]), default="highlights")
 @click.option("--repo", default=None)
-def draft(start: str, end: str, output: str, include: str, repo: str | None) -> None:
+@click.option("--model", default=None, help="only changes touching a model family, e.g. kimi")
+@click.option("--lang", type=click.Choice(["zh", "en"]), default="zh")
+def draft(
+    start: str, end: str, output: str, include: str, repo: str | None, model: str | None, lang: str
+) -> None:
     """Print the draft digest of a window."""
     from service.digests.render import render_markdown
     from service.digests.service import build_draft
@@ -158,17 +205,23 @@ def draft(start: str, end: str, output: str, include: str, repo: str | None) -> 
 
     settings = get_settings()
     factory = open_store(settings)
+    taxonomy = load_taxonomy(settings)
     try:
         window = window_for(start, end)
         with factory() as session:
             repo_key = projects.get(session, repo).repo_key if repo else None
             result: dict[str, Any] = build_draft(
-                session, window, include_all=include == "all", repo_key=repo_key
+                session,
+                window,
+                include_all=include == "all",
+                repo_key=repo_key,
+                model=model,
+                taxonomy=taxonomy,
             )
     except ServiceError as exc:
         fail(exc.message)
     if output == "md":
-        click.echo(render_markdown(result), nl=False)
+        click.echo(render_markdown(result, lang, taxonomy), nl=False)
     else:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
 

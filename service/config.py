@@ -24,6 +24,10 @@ class Settings(BaseSettings):
     poll_interval: int = Field(default=900, ge=10, description="seconds between polls of a project")
     poll_jitter: int = Field(default=60, ge=0)
     projects_file: Path | None = None
+    themes_file: Path | None = Field(
+        default=None, description="an editor's copy of the theme taxonomy (TOML)"
+    )
+    models_file: Path | None = Field(default=None, description="model families (TOML)")
     backfill_days: int = Field(
         default=120, ge=1, description="how far back the first sync of a project reaches"
     )
@@ -33,6 +37,23 @@ class Settings(BaseSettings):
     max_rate_limit_wait: float = Field(
         default=900.0, description="longest wait for a rate-limit reset inside one sync"
     )
+    event_lookback_hours: float = Field(
+        default=24.0,
+        ge=0,
+        description="releases/merges this long before a project was added still give events",
+    )
+    webhook_allowed_hosts: str = Field(
+        default="", description="comma-separated hosts exempt from the private-address refusal"
+    )
+    webhook_timeout: float = Field(default=15.0, gt=0)
+    webhook_retry_base_seconds: float = Field(default=5.0, gt=0)
+    webhook_retry_max_delay_seconds: float = Field(default=6 * 3600.0, gt=0)
+    webhook_retry_hours: float = Field(default=72.0, ge=24)
+    webhook_disable_after_hours: float = Field(default=72.0, gt=0)
+    webhook_poll_seconds: float = Field(
+        default=2.0, gt=0, description="fallback poll for events committed by other processes"
+    )
+    webhook_concurrency: int = Field(default=8, ge=1)
     host: str = "127.0.0.1"
     port: int = 8000
 

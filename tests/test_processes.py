@@ -143,7 +143,8 @@ def test_serve_adds_a_project_backfills_it_and_serves_the_draft(
 
             wait_until(synced, 30, "the first sync")
             draft = http.get(
-                "/v1/digests/draft", params={"start": "2026-09-05", "end": "2026-09-11"}
+                "/v1/digests/draft",
+                params={"start": "2026-09-05", "end": "2026-09-11", "include": "all"},
             )
             assert draft.status_code == 200
             items = {i["number"]: i for t in draft.json()["themes"] for i in t["items"]}

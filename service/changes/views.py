@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from service.api import ERROR_RESPONSES, SessionDep
 from service.digests.service import build_draft
@@ -15,6 +15,7 @@ router = APIRouter(prefix="/v1/changes", tags=["changes"], responses=ERROR_RESPO
 
 @router.get("")
 def list_changes(
+    request: Request,
     session: SessionDep,
     start: str,
     end: str,
@@ -33,7 +34,9 @@ def list_changes(
             choices = ", ".join(t.value for t in Timing)
             raise InvalidInput(f"timing: {timing!r} is not one of {choices}") from None
     repo_key = projects.get(session, repo).repo_key if repo else None
-    draft = build_draft(session, window, include_all=True, repo_key=repo_key)
+    draft = build_draft(
+        session, window, include_all=True, repo_key=repo_key, taxonomy=request.app.state.taxonomy
+    )
     items = [i for theme in draft["themes"] for i in theme["items"]]
     if wanted is not None:
         items = [i for i in items if i["timing"] == wanted.value]

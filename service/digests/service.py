@@ -1,27 +1,49 @@
-"""Build the draft digest of a UTC window: its releases and its changes with their timing."""
+"""Build the draft digest of a UTC window.
+
+Releases of the window (with their breaking changes and RC series), the version table, and
+the window's changes — merged in it, or merged earlier and shipped in it — each classified
+(themes, model families, noise), scored, and grouped by primary theme.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select, and_, or_, select
 from sqlalchemy.orm import Session, aliased
 
+from service.breaking import change_is_breaking, release_breaking_changes
 from service.changes.models import Change
+from service.claims import change_claims, claims_in
 from service.projects.models import Project
 from service.releases.models import Release
+from service.significance import score_change
+from service.themes import OTHER, Taxonomy, classify, default_taxonomy
 from service.windows import Timing, Window, iso_utc, timing_of
-
-CATCH_ALL_THEME = {"key": "all", "title": "All changes"}
-TIMING_ORDER = {
-    Timing.MERGED_AND_RELEASED: 0,
-    Timing.RELEASED_MERGED_EARLIER: 1,
-    Timing.MERGED_UNRELEASED: 2,
-}
 
 FirstRelease = aliased(Release, name="first_release")
 FirstStable = aliased(Release, name="first_stable_release")
+
+
+@dataclass(frozen=True)
+class DraftOptions:
+    include_all: bool = False
+    repo_key: str | None = None
+    model: str | None = None
+
+
+def release_ref(release: Release | None) -> dict[str, Any] | None:
+    if release is None:
+        return None
+    return {
+        "tag": release.tag,
+        "version": release.version,
+        "published_at": iso_utc(release.published_at),
+        "prerelease": release.prerelease,
+        "url": release.url,
+    }
 
 
 def release_json(release: Release, project: Project) -> dict[str, Any]:
@@ -35,17 +57,8 @@ def release_json(release: Release, project: Project) -> dict[str, Any]:
         "published_at": iso_utc(release.published_at),
         "prerelease": release.prerelease,
         "url": release.url,
-        "breaking_changes": [],
-    }
-
-
-def release_ref(release: Release | None) -> dict[str, Any] | None:
-    if release is None:
-        return None
-    return {
-        "tag": release.tag,
-        "published_at": iso_utc(release.published_at),
-        "prerelease": release.prerelease,
+        "breaking_changes": release_breaking_changes(release.body),
+        "claims": [c.as_json() for c in claims_in(release.body, "release_notes")],
     }
 
 
@@ -97,7 +110,24 @@ def change_item(
     first: Release | None,
     first_stable: Release | None,
     timing: Timing | None,
+    taxonomy: Taxonomy,
 ) -> dict[str, Any]:
+    labels = list(change.labels or [])
+    breaking = change_is_breaking(change.title, labels, change.body)
+    classification = classify(
+        change.title, labels, project.category, breaking=breaking, taxonomy=taxonomy
+    )
+    claims = change_claims(change.title, change.body)
+    score, reasons = score_change(
+        classification,
+        timing=timing,
+        breaking=breaking,
+        claims=claims,
+        labels=labels,
+        body=change.body,
+        shipped_stable=first_stable is not None,
+        taxonomy=taxonomy,
+    )
     return {
         "kind": "pull_request",
         "repo": project.repo,
@@ -106,50 +136,144 @@ def change_item(
         "title": change.title,
         "url": change.url,
         "author": change.author,
-        "labels": list(change.labels or []),
+        "labels": labels,
         "merged_at": iso_utc(change.merged_at),
         "first_release": release_ref(first),
         "first_stable_release": release_ref(first_stable),
         "timing": timing.value if timing else None,
-        "themes": [],
-        "models": [],
-        "breaking": False,
-        "claims": [],
-        "score": 0.0,
-        "reasons": [],
+        "themes": list(classification.themes),
+        "primary_theme": classification.primary,
+        "models": list(classification.models),
+        "noise": classification.noise,
+        "breaking": breaking,
+        "claims": [c.as_json() for c in claims],
+        "score": score,
+        "reasons": reasons,
         "previously_reported": None,
         "sources": [change.url] if change.url else [],
     }
 
 
-def series_of(rows: list[Any]) -> dict[tuple[int, str], dict[str, Any]]:
-    """Releases of one version line of one project in the window: "rc1 → rc4, latest rc4"."""
-    grouped: dict[tuple[int, str], list[Release]] = defaultdict(list)
-    for release, project in rows:
-        grouped[(project.id, release.version_line)].append(release)
-    return {
-        key: {
-            "line": key[1],
+def _short_series(first: Release, latest: Release) -> str:
+    """ "0.7.1rc1 → rc4": the later version without the part both share."""
+    if first.id == latest.id:
+        return first.version
+    tail = latest.version
+    if tail.startswith(latest.version_line) and first.version.startswith(latest.version_line):
+        tail = tail[len(latest.version_line) :].lstrip(".-") or latest.version
+    return f"{first.version} → {tail}"
+
+
+def version_table(
+    session: Session, release_rows: list[Any], window: Window
+) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
+    """One row per project and version line; RC iterations in the window collapse into one."""
+    grouped: dict[tuple[int, str], list[tuple[Release, Project]]] = defaultdict(list)
+    for release, project in release_rows:
+        grouped[(project.id, release.version_line)].append((release, project))
+    rows: list[dict[str, Any]] = []
+    series_by_release: dict[int, dict[str, Any]] = {}
+    for (project_id, line), members in grouped.items():
+        releases = [r for r, _ in members]
+        project = members[0][1]
+        first, latest = releases[0], releases[-1]
+        earlier_prereleases = list(
+            session.scalars(
+                select(Release.tag)
+                .where(
+                    Release.project_id == project_id,
+                    Release.version_line == line,
+                    Release.prerelease.is_(True),
+                    Release.published_at < window.start,
+                )
+                .order_by(Release.published_at)
+            )
+        )
+        if latest.prerelease:
+            status = "prerelease"
+        elif earlier_prereleases:
+            status = "rc_to_stable"
+        else:
+            status = "stable"
+        series = {
+            "line": line,
             "iterations": [r.tag for r in releases],
-            "latest": releases[-1].tag,
-            "stable": any(not r.prerelease for r in releases),
+            "latest": latest.tag,
+            "stable": not latest.prerelease,
+            "status": status,
+            "earlier_prereleases": earlier_prereleases,
+            "text": _short_series(first, latest),
         }
-        for key, releases in grouped.items()
-    }
+        for release in releases:
+            series_by_release[release.id] = series
+        rows.append(
+            {
+                "repo": project.repo,
+                "project": project.name,
+                "version_line": line,
+                "versions": series["text"],
+                "latest_tag": latest.tag,
+                "latest_version": latest.version,
+                "published_at": iso_utc(latest.published_at),
+                "status": status,
+                "iterations": len(releases),
+                "earlier_prereleases": earlier_prereleases,
+                "url": latest.url,
+            }
+        )
+    rows.sort(key=lambda r: (r["project"].lower(), r["published_at"]))
+    return rows, series_by_release
+
+
+def upgrade_checks(
+    releases: list[dict[str, Any]], items: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    checks = [
+        {
+            "repo": r["repo"],
+            "project": r["project"],
+            "release": r["tag"],
+            "number": None,
+            "text": line,
+            "url": r["url"],
+        }
+        for r in releases
+        for line in r["breaking_changes"]
+    ]
+    checks.extend(
+        {
+            "repo": i["repo"],
+            "project": i["project"],
+            "release": (i["first_release"] or {}).get("tag"),
+            "number": i["number"],
+            "text": i["title"],
+            "url": i["url"],
+        }
+        for i in items
+        if i["breaking"]
+    )
+    return checks
 
 
 def build_draft(
-    session: Session, window: Window, *, include_all: bool = False, repo_key: str | None = None
+    session: Session,
+    window: Window,
+    *,
+    include_all: bool = False,
+    repo_key: str | None = None,
+    model: str | None = None,
+    taxonomy: Taxonomy | None = None,
 ) -> dict[str, Any]:
+    taxonomy = taxonomy or default_taxonomy()
     release_rows = windowed_releases(session, window, repo_key)
-    series = series_of(release_rows)
+    versions, series = version_table(session, release_rows, window)
     releases = []
     for release, project in release_rows:
         entry = release_json(release, project)
-        entry["series"] = series[(project.id, release.version_line)]
+        entry["series"] = series[release.id]
         releases.append(entry)
 
-    items = []
+    all_items = []
     for change, project, first, first_stable in windowed_changes(
         session, window, [release.id for release, _ in release_rows], repo_key
     ):
@@ -159,36 +283,64 @@ def build_draft(
             first.published_at if first else None,
             first_stable.published_at if first_stable else None,
         )
-        if timing is None:
-            continue
-        items.append(change_item(change, project, first, first_stable, timing))
-    items.sort(
-        key=lambda i: (TIMING_ORDER[Timing(i["timing"])], i["repo"], i["merged_at"], i["number"])
-    )
+        if timing is not None:
+            all_items.append(change_item(change, project, first, first_stable, timing, taxonomy))
+    if model:
+        all_items = [i for i in all_items if model.lower() in i["models"]]
+    shown = all_items if include_all else [i for i in all_items if not i["noise"]]
+    shown.sort(key=lambda i: (-i["score"], i["repo"], i["merged_at"], i["number"]))
 
-    counts: dict[str, int] = defaultdict(int)
-    for item in items:
-        counts[item["timing"]] += 1
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item in shown:
+        grouped[item["primary_theme"]].append(item)
+    theme_order = [t.key for t in taxonomy.themes] + [OTHER]
+    themes = [
+        {
+            "key": key,
+            "title": taxonomy.title(key, "en"),
+            "title_zh": taxonomy.title(key, "zh"),
+            "items": grouped[key],
+        }
+        for key in theme_order
+        if grouped.get(key)
+    ]
+    by_timing: dict[str, int] = defaultdict(int)
+    for item in shown:
+        by_timing[item["timing"]] += 1
     return {
         "window": window.as_json(),
         "include": "all" if include_all else "highlights",
+        "model": model,
         "counts": {
             "releases": len(releases),
-            "changes": len(items),
-            "by_timing": {t.value: counts.get(t.value, 0) for t in Timing},
+            "changes": len(shown),
+            "noise_hidden": 0 if include_all else len(all_items) - len(shown),
+            "by_timing": {t.value: by_timing.get(t.value, 0) for t in Timing},
         },
+        "versions": versions,
         "releases": releases,
-        "themes": [{**CATCH_ALL_THEME, "items": items}] if items else [],
+        "themes": themes,
+        "upgrade_checks": upgrade_checks(releases, shown),
     }
 
 
-def release_changes_by_theme(session: Session, release_id: int) -> list[dict[str, Any]]:
+def release_changes_by_theme(
+    session: Session, release_id: int, taxonomy: Taxonomy | None = None
+) -> list[dict[str, Any]]:
     """The changes a release first shipped (first release or first stable release), by theme."""
+    taxonomy = taxonomy or default_taxonomy()
     rows = session.execute(
         _change_query().where(
             or_(Change.first_release_id == release_id, Change.first_stable_release_id == release_id)
         )
     )
-    items = [change_item(c, p, f, s, None) for c, p, f, s in rows]
-    items.sort(key=lambda i: (i["merged_at"], i["number"]))
-    return [{**CATCH_ALL_THEME, "items": items}] if items else []
+    items = [change_item(c, p, f, s, None, taxonomy) for c, p, f, s in rows]
+    items.sort(key=lambda i: (-i["score"], i["merged_at"], i["number"]))
+    grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item in items:
+        grouped[item["primary_theme"]].append(item)
+    return [
+        {"key": key, "title": taxonomy.title(key, "en"), "items": grouped[key]}
+        for key in [t.key for t in taxonomy.themes] + [OTHER]
+        if grouped.get(key)
+    ]

@@ -29,6 +29,7 @@ from connectors.github import (
 from service.changes.models import Change
 from service.config import Settings
 from service.database import transaction, upsert, utcnow
+from service.events import service as events
 from service.inclusion import service as inclusion
 from service.normalize import change_row, release_row
 from service.projects.models import Project
@@ -179,6 +180,7 @@ class ProjectSyncer:
                     report.links_changed = inclusion.relink(
                         session, project_id, repo, self.settings.github_web_url
                     )
+                events.release_pending_events(session, project_id, self.clock())
                 record_success(session, project_id, CYCLE, self.clock())
             if progress:
                 progress("inclusion")
@@ -204,6 +206,11 @@ class ProjectSyncer:
             state.last_attempt_at = self.clock()
             return finished
 
+    def _event_cutoff(self, session: Session, project_id: int) -> datetime:
+        project = session.get(Project, project_id)
+        assert project is not None
+        return events.event_cutoff(project.added_at, self.settings.event_lookback_hours)
+
     def _sync_releases(self, project_id: int, repo: str, report: SyncReport) -> None:
         first_url = f"{self.settings.github_api_url}{self.client.releases_url(repo)}"
         with self.factory() as session:
@@ -213,6 +220,7 @@ class ProjectSyncer:
                 session.scalars(select(Release.tag).where(Release.project_id == project_id))
             )
             etag = stored_etag(session, _validator_key(first_url))
+            event_cutoff = self._event_cutoff(session, project_id)
         new_etag: str | None = None
         first = True
         for page in self.client.iter_release_pages(repo, etag):
@@ -232,6 +240,14 @@ class ProjectSyncer:
                     key=["project_id", "tag"],
                     update=RELEASE_UPDATE_COLUMNS,
                 )
+                events.record_new_releases(
+                    session,
+                    project_id,
+                    repo,
+                    [row for row in rows if row["tag"] not in known],
+                    event_cutoff,
+                    self.clock(),
+                )
             report.releases_seen += len(rows)
             all_new = all(record.tag not in known for record in records)
             if backfilled and not all_new:
@@ -248,6 +264,7 @@ class ProjectSyncer:
             state = session.get(SyncState, (project_id, PULLS))
             mark = state.high_water_mark if state else None
             etag = stored_etag(session, _validator_key(first_url))
+            event_cutoff = self._event_cutoff(session, project_id)
         if mark is not None:
             cutoff = mark - timedelta(seconds=self.settings.pull_overlap_seconds)
         else:
@@ -267,12 +284,28 @@ class ProjectSyncer:
             report.skipped_records += len(page.items) - len(records)
             rows = [row for row in map(change_row, records) if row is not None]
             with transaction(self.factory) as session:
+                stored = set(
+                    session.scalars(
+                        select(Change.number).where(
+                            Change.project_id == project_id,
+                            Change.number.in_([row["number"] for row in rows]),
+                        )
+                    )
+                )
                 upsert(
                     session,
                     Change,
                     [{"project_id": project_id, **row} for row in rows],
                     key=["project_id", "number"],
                     update=CHANGE_UPDATE_COLUMNS,
+                )
+                events.record_new_changes(
+                    session,
+                    project_id,
+                    repo,
+                    [row for row in rows if row["number"] not in stored],
+                    event_cutoff,
+                    self.clock(),
                 )
             report.changes_seen += len(rows)
             for record in records:
