@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import random
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,6 +20,8 @@ from typing import Any, TypeVar
 from urllib.parse import quote, urlsplit
 
 import httpx
+
+from connectors.http import gate_for
 
 log = logging.getLogger(__name__)
 
@@ -184,23 +185,6 @@ class RequestStats:
     by_status: dict[int, int] = field(default_factory=dict)
     rate_limit_remaining: int | None = None
     rate_limit_reset: datetime | None = None
-
-
-class HostGate:
-    """Serialises requests to one host and holds back every caller while a limit lasts."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.blocked_until = 0.0
-
-
-_gates: dict[str, HostGate] = {}
-_gates_lock = threading.Lock()
-
-
-def gate_for(host: str) -> HostGate:
-    with _gates_lock:
-        return _gates.setdefault(host, HostGate())
 
 
 def parse_link_header(value: str | None) -> dict[str, str]:
