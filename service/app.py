@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.api import install_error_handlers
+from service.auth.rules import authorize
+from service.auth.views import router as tokens_router
 from service.changes.views import router as changes_router
 from service.config import Settings, get_settings
+from service.curation.views import router as curation_router
+from service.desk.views import router as desk_router
 from service.digests.views import router as digests_router
 from service.projects.views import router as projects_router
 from service.releases.views import router as releases_router
@@ -30,7 +34,12 @@ def create_app(
     app = FastAPI(
         title="AI infrastructure weekly digest",
         version="1",
-        description="Releases and merged pull requests of tracked projects, as draft digests.",
+        description=(
+            "Releases and merged pull requests of tracked projects, as draft digests. "
+            "Writes need `Authorization: Bearer <token>` of an editor (subscriptions and "
+            "tokens: an admin); create tokens with `digest tokens create`."
+        ),
+        dependencies=[Depends(authorize)],
     )
     app.state.session_factory = session_factory
     app.state.settings = settings or get_settings()
@@ -45,7 +54,10 @@ def create_app(
         releases_router,
         changes_router,
         digests_router,
+        curation_router,
         webhooks_router,
+        tokens_router,
+        desk_router,
     ):
         app.include_router(router)
 

@@ -102,6 +102,7 @@ def serve(host: str | None, port: int | None) -> None:
     poller = Poller(factory, settings)
     app = create_app(
         factory,
+        settings=settings,
         taxonomy=load_taxonomy(settings),
         sync_trigger=poller.run_now,
         on_project_added=poller.add_project,
@@ -263,3 +264,52 @@ def projects_remove(repo: str) -> None:
     except ServiceError as exc:
         fail(exc.message)
     click.echo(f"no longer tracking {repo}")
+
+
+@main.group(name="tokens")
+def tokens_group() -> None:
+    """API tokens (reader, editor, admin)."""
+
+
+@tokens_group.command("create")
+@click.option("--role", type=click.Choice(["reader", "editor", "admin"]), required=True)
+@click.option("--name", required=True, help="who or what the token is for")
+def tokens_create(role: str, name: str) -> None:
+    """Create a token; it is printed once and stored only as a hash."""
+    from service.auth import service as tokens
+
+    factory = open_store(get_settings())
+    try:
+        with transaction(factory) as session:
+            token, plain = tokens.create(session, name, tokens.Role.parse(role))
+            click.echo(
+                f"token {token.id} for {token.name} ({token.role}); keep it, it is not shown again:"
+            )
+    except ServiceError as exc:
+        fail(exc.message)
+    click.echo(plain)
+
+
+@tokens_group.command("list")
+def tokens_list() -> None:
+    from service.auth import service as tokens
+
+    factory = open_store(get_settings())
+    with factory() as session:
+        for token in tokens.list_all(session):
+            state = f"revoked {token.revoked_at:%Y-%m-%d}" if token.revoked_at else "active"
+            click.echo(f"{token.id}\t{token.name}\t{token.role}\t{token.prefix}…\t{state}")
+
+
+@tokens_group.command("revoke")
+@click.argument("token_id", type=int)
+def tokens_revoke(token_id: int) -> None:
+    from service.auth import service as tokens
+
+    factory = open_store(get_settings())
+    try:
+        with transaction(factory) as session:
+            tokens.revoke(session, token_id)
+    except ServiceError as exc:
+        fail(exc.message)
+    click.echo(f"token {token_id} revoked")

@@ -54,6 +54,12 @@ class Settings(BaseSettings):
         default=2.0, gt=0, description="fallback poll for events committed by other processes"
     )
     webhook_concurrency: int = Field(default=8, ge=1)
+    reads_need_token: bool = Field(
+        default=False, description="whether GET routes need a reader (or higher) token"
+    )
+    public_url: str = Field(
+        default="http://127.0.0.1:8000", description="the service's own address, for feed links"
+    )
     host: str = "127.0.0.1"
     port: int = 8000
 

@@ -1,7 +1,10 @@
 """Every table, imported in one place so that metadata (and Alembic) sees them all."""
 
+from service.auth.models import ApiToken
 from service.changes.models import Change
+from service.curation.models import CurationAction
 from service.database import Base
+from service.digests.models import PublishedDigest, PublishedItem
 from service.events.models import Event
 from service.inclusion.models import Comparison, ComparisonCommit, ReleaseChange
 from service.projects.models import Project
@@ -10,15 +13,19 @@ from service.sync.models import HttpValidator, SyncState
 from service.webhooks.models import Delivery, DeliveryAttempt, Subscription
 
 __all__ = [
+    "ApiToken",
     "Base",
     "Change",
     "Comparison",
     "ComparisonCommit",
+    "CurationAction",
     "Delivery",
     "DeliveryAttempt",
     "Event",
     "HttpValidator",
     "Project",
+    "PublishedDigest",
+    "PublishedItem",
     "Release",
     "ReleaseChange",
     "Subscription",

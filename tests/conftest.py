@@ -92,6 +92,17 @@ def settings(fake_github: FakeGitHub, engine: Engine, tmp_path: Path) -> Setting
     )
 
 
+def bearer(
+    factory: sessionmaker[Session], role: str = "admin", name: str = "tester"
+) -> dict[str, str]:
+    """Authorization headers of a new token with the given role."""
+    from service.auth import service as tokens
+
+    with factory.begin() as session:
+        _, plain = tokens.create(session, name, tokens.Role.parse(role))
+    return {"Authorization": f"Bearer {plain}"}
+
+
 def make_test_client(
     fake: FakeGitHub, token: str | None = TOKEN, **options: object
 ) -> GitHubClient:

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from service.app import create_app
 from service.sync.service import ProjectSyncer
+from tests.conftest import bearer
 from tests.fake_github import FakeGitHub
 from tests.test_sync import build_cherry_pick_repo
 
@@ -25,7 +26,7 @@ def queued() -> list[str]:
 @pytest.fixture
 def api(factory: sessionmaker[Session], queued: list[str]) -> Iterator[TestClient]:
     app = create_app(factory, sync_trigger=queued.append)
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(app, raise_server_exceptions=False, headers=bearer(factory)) as client:
         yield client
 
 
@@ -182,7 +183,7 @@ def test_projects_lifecycle_and_errors(api: TestClient, queued: list[str]) -> No
 
 
 def test_sync_without_a_poller_says_so(factory: sessionmaker[Session]) -> None:
-    with TestClient(create_app(factory)) as client:
+    with TestClient(create_app(factory), headers=bearer(factory, "editor")) as client:
         response = client.post("/v1/sync", json={})
     assert response.status_code == 503 and "poller" in response.json()["message"]
 

@@ -17,6 +17,7 @@ from service.events.models import Event
 from service.projects.models import Project
 from service.sync.service import ProjectSyncer
 from service.webhooks.worker import DeliveryWorker
+from tests.conftest import bearer
 from tests.fake_github import FakeGitHub
 from tests.store_snapshot import track
 from tests.test_sync import build_cherry_pick_repo
@@ -49,7 +50,7 @@ def test_a_new_rc_reaches_the_subscriber_once_signed_and_backfill_sends_nothing(
     engine = build_cherry_pick_repo(fake_github)  # releases in September: old news
     track_now(factory, fake_github, "acme/engine")
     receiver = make_receiver()
-    with TestClient(create_app(factory, settings=hook_settings)) as api:
+    with TestClient(create_app(factory, settings=hook_settings), headers=bearer(factory)) as api:
         created = api.post("/v1/webhooks", json={"url": receiver.url}).json()
     receiver.secret = created["secret"]
     worker = DeliveryWorker(factory, hook_settings)

@@ -115,18 +115,31 @@ def test_serve_adds_a_project_backfills_it_and_serves_the_draft(
     fake_github: FakeGitHub, settings: Settings, factory: sessionmaker[Session], tmp_path: Path
 ) -> None:
     build_cherry_pick_repo(fake_github)
+    env = digest_env(settings, fake_github, DIGEST_POLL_INTERVAL="3600")
+    created = subprocess.run(
+        [sys.executable, "-m", "service", "tokens", "create", "--role", "editor", "--name", "e2e"],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip().splitlines()[-1]
+    assert token.startswith("dgt_")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
         [sys.executable, "-m", "service", "serve", "--port", str(port)],
-        env=digest_env(settings, fake_github, DIGEST_POLL_INTERVAL="3600"),
+        env=env,
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
     try:
-        with httpx.Client(base_url=base, timeout=5) as http:
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=base, timeout=5, headers=headers) as http:
 
             def up() -> bool:
                 try:

@@ -31,6 +31,7 @@ from service.database import transaction
 from service.events.service import emit_digest_published
 from service.webhooks.models import Subscription
 from service.webhooks.worker import DeliveryWorker
+from tests.conftest import bearer
 
 T0 = datetime(2026, 10, 8, 12, 0, tzinfo=UTC)
 WAIT = 20.0  # generous bound for a wait that normally ends in milliseconds
@@ -178,7 +179,7 @@ def hook_settings(settings: Settings) -> Settings:
 
 @pytest.fixture
 def api(factory: sessionmaker[Session], hook_settings: Settings) -> Iterator[TestClient]:
-    with TestClient(create_app(factory, settings=hook_settings)) as client:
+    with TestClient(create_app(factory, settings=hook_settings), headers=bearer(factory)) as client:
         yield client
 
 
@@ -398,7 +399,7 @@ def test_backoff_is_exponential_with_jitter_and_retries_for_days_then_disables(
     defaults = settings.model_copy(update={"webhook_allowed_hosts": "127.0.0.1"})
     clock = FakeClock()
     worker = DeliveryWorker(factory, defaults, clock=clock, rng=lambda: 1.0)
-    with TestClient(create_app(factory, settings=defaults)) as api:
+    with TestClient(create_app(factory, settings=defaults), headers=bearer(factory)) as api:
         created = subscribe(api, receiver.url)
         emit(factory, "never-accepted")
         attempt_times = []
@@ -445,7 +446,7 @@ def test_unsafe_urls_are_refused_with_a_clear_422_before_any_connection(
     reason: str,
 ) -> None:
     strict = settings.model_copy(update={"webhook_allowed_hosts": ""})
-    with TestClient(create_app(factory, settings=strict)) as api:
+    with TestClient(create_app(factory, settings=strict), headers=bearer(factory)) as api:
         response = api.post("/v1/webhooks", json={"url": url})
         assert response.status_code == 422, response.text
         body = response.json()

@@ -35,7 +35,12 @@ def list_changes(
             raise InvalidInput(f"timing: {timing!r} is not one of {choices}") from None
     repo_key = projects.get(session, repo).repo_key if repo else None
     draft = build_draft(
-        session, window, include_all=True, repo_key=repo_key, taxonomy=request.app.state.taxonomy
+        session,
+        window,
+        include_all=True,
+        repo_key=repo_key,
+        taxonomy=request.app.state.taxonomy,
+        curated=False,
     )
     items = [i for theme in draft["themes"] for i in theme["items"]]
     if wanted is not None:

@@ -83,6 +83,8 @@ class Wording:
         return f"{ref['version']} ({self.kind(ref)}, {self.day(ref['published_at'])})"
 
     def timing(self, item: dict[str, Any], window: dict[str, str]) -> str:
+        if item["merged_at"] is None:
+            return "编辑补充" if self.zh else "added by the editors"
         merged = self.day(item["merged_at"])
         first, stable = item["first_release"], item["first_stable_release"]
         timing = item["timing"]

@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session, aliased
 from service.breaking import change_is_breaking, release_breaking_changes
 from service.changes.models import Change
 from service.claims import change_claims, claims_in
+from service.curation import service as curation
+from service.digests.models import PublishedDigest, PublishedItem
 from service.projects.models import Project
 from service.releases.models import Release
 from service.significance import score_change
@@ -48,6 +50,7 @@ def release_ref(release: Release | None) -> dict[str, Any] | None:
 
 def release_json(release: Release, project: Project) -> dict[str, Any]:
     return {
+        "key": curation.release_key(project.repo, release.tag),
         "repo": project.repo,
         "project": project.name,
         "tag": release.tag,
@@ -130,6 +133,7 @@ def change_item(
     )
     return {
         "kind": "pull_request",
+        "key": curation.pull_request_key(project.repo, change.number),
         "repo": project.repo,
         "project": project.name,
         "number": change.number,
@@ -255,6 +259,46 @@ def upgrade_checks(
     return checks
 
 
+def previously_reported(
+    session: Session, keys: list[str], window: Window
+) -> dict[str, dict[str, Any]]:
+    """Item key → the first published issue (of another window) that carried it (R4)."""
+    if not keys:
+        return {}
+    rows = session.execute(
+        select(PublishedItem.item_key, PublishedDigest.number, PublishedDigest.published_at)
+        .join(PublishedDigest, PublishedDigest.number == PublishedItem.digest_number)
+        .where(
+            PublishedItem.item_key.in_(keys),
+            or_(
+                PublishedDigest.window_start != window.first_day,
+                PublishedDigest.window_end != window.last_day,
+            ),
+        )
+        .order_by(PublishedDigest.number)
+    )
+    found: dict[str, dict[str, Any]] = {}
+    for key, number, published_at in rows:
+        found.setdefault(key, {"issue": number, "published_at": iso_utc(published_at)})
+    return found
+
+
+def _frame_releases(releases: list[dict[str, Any]], items: list[dict[str, Any]]) -> None:
+    """Say of each release which of the changes it ships were already reported (R4)."""
+    for release in releases:
+        shipped = [
+            i
+            for i in items
+            if i["repo"] == release["repo"]
+            and release["tag"]
+            in {(i["first_release"] or {}).get("tag"), (i["first_stable_release"] or {}).get("tag")}
+        ]
+        reported = [i["number"] for i in shipped if i["previously_reported"]]
+        release["ships_changes"] = len(shipped)
+        release["ships_previously_reported"] = reported
+        release["only_previously_reported"] = bool(shipped) and len(reported) == len(shipped)
+
+
 def build_draft(
     session: Session,
     window: Window,
@@ -263,7 +307,9 @@ def build_draft(
     repo_key: str | None = None,
     model: str | None = None,
     taxonomy: Taxonomy | None = None,
+    curated: bool = True,
 ) -> dict[str, Any]:
+    """The draft of a window; ``curated`` applies the editors' curation of that window."""
     taxonomy = taxonomy or default_taxonomy()
     release_rows = windowed_releases(session, window, repo_key)
     versions, series = version_table(session, release_rows, window)
@@ -285,20 +331,34 @@ def build_draft(
         )
         if timing is not None:
             all_items.append(change_item(change, project, first, first_stable, timing, taxonomy))
+    reported = previously_reported(session, [i["key"] for i in all_items], window)
+    for item in all_items:
+        item["previously_reported"] = reported.get(item["key"])
+    _frame_releases(releases, all_items)
+    excluded: list[dict[str, Any]] = []
+    state = curation.load(session, window) if curated else curation.CurationState()
+    all_items, excluded = curation.apply(all_items, state)
     if model:
         all_items = [i for i in all_items if model.lower() in i["models"]]
-    shown = all_items if include_all else [i for i in all_items if not i["noise"]]
-    shown.sort(key=lambda i: (-i["score"], i["repo"], i["merged_at"], i["number"]))
+    touched = {key for key, s in state.items.items() if s.pinned or s.theme or s.title}
+    shown = [i for i in all_items if include_all or not i["noise"] or i["key"] in touched]
+    shown.sort(key=lambda i: (-i["score"], i["repo"] or "", i["merged_at"] or "", i["number"] or 0))
 
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for item in shown:
-        grouped[item["primary_theme"]].append(item)
-    theme_order = [t.key for t in taxonomy.themes] + [OTHER]
+        grouped["pinned" if item["pinned"] else item["primary_theme"]].append(item)
+    theme_order = ["pinned"] + [t.key for t in taxonomy.themes] + [OTHER]
+    known_keys = set(theme_order)
+    theme_order += sorted(k for k in grouped if k not in known_keys)  # moved to a retired key
     themes = [
         {
             "key": key,
-            "title": taxonomy.title(key, "en"),
-            "title_zh": taxonomy.title(key, "zh"),
+            "title": curation.PINNED_THEME["title"]
+            if key == "pinned"
+            else taxonomy.title(key, "en"),
+            "title_zh": curation.PINNED_THEME["title_zh"]
+            if key == "pinned"
+            else taxonomy.title(key, "zh"),
             "items": grouped[key],
         }
         for key in theme_order
@@ -306,7 +366,8 @@ def build_draft(
     ]
     by_timing: dict[str, int] = defaultdict(int)
     for item in shown:
-        by_timing[item["timing"]] += 1
+        if item["timing"]:
+            by_timing[item["timing"]] += 1
     return {
         "window": window.as_json(),
         "include": "all" if include_all else "highlights",
@@ -320,6 +381,7 @@ def build_draft(
         "versions": versions,
         "releases": releases,
         "themes": themes,
+        "excluded": excluded,
         "upgrade_checks": upgrade_checks(releases, shown),
     }
 

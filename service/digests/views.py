@@ -3,16 +3,39 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
+from pydantic import BaseModel, Field
 
+from service import atom
 from service.api import ERROR_RESPONSES, SessionDep
+from service.curation.views import actor_of
+from service.database import utcnow
+from service.digests import publishing
 from service.digests.render import render_markdown
 from service.digests.service import build_draft
 from service.errors import InvalidInput
+from service.html import safe_html
 from service.projects import service as projects
 from service.windows import window_for
 
 router = APIRouter(prefix="/v1/digests", tags=["digests"], responses=ERROR_RESPONSES)
+
+MARKDOWN = "text/markdown; charset=utf-8"
+
+
+class PublishIn(BaseModel):
+    start: str = Field(examples=["2026-09-30"])
+    end: str = Field(examples=["2026-10-06"])
+    title: str | None = Field(default=None, max_length=300)
+
+
+class DigestSummary(BaseModel):
+    number: int
+    title: str
+    window: dict[str, str]
+    published_at: str
+    published_by: str
+    counts: dict[str, Any]
 
 
 @router.get(
@@ -30,7 +53,7 @@ def draft(
     repo: str | None = None,
     model: str | None = None,
 ) -> Any:
-    """The draft digest of a UTC window ``[start 00:00Z, end + 1 day 00:00Z)``.
+    """The curated draft digest of a UTC window ``[start 00:00Z, end + 1 day 00:00Z)``.
 
     ``include=all`` adds CI, docs, tests, typo, dependency, revert and version-bump changes;
     ``model=kimi`` keeps the changes touching one model family; ``lang`` picks the language
@@ -50,7 +73,82 @@ def draft(
         taxonomy=taxonomy,
     )
     if format == "md":
-        return PlainTextResponse(
-            render_markdown(result, lang, taxonomy), media_type="text/markdown; charset=utf-8"
-        )
+        return PlainTextResponse(render_markdown(result, lang, taxonomy), media_type=MARKDOWN)
     return result
+
+
+@router.post("", response_model=DigestSummary, status_code=201)
+def publish(body: PublishIn, request: Request, session: SessionDep) -> DigestSummary:
+    """Freeze a window's curated draft into an immutable, numbered issue."""
+    window = window_for(body.start, body.end)
+    digest = publishing.publish(
+        session,
+        window,
+        title=body.title,
+        actor=actor_of(request),
+        taxonomy=request.app.state.taxonomy,
+        public_url=request.app.state.settings.public_url,
+    )
+    session.commit()
+    return DigestSummary(**publishing.summary(digest))
+
+
+@router.get("", response_model=list[DigestSummary])
+def list_digests(session: SessionDep) -> list[DigestSummary]:
+    return [DigestSummary(**publishing.summary(d)) for d in publishing.list_all(session)]
+
+
+@router.get(
+    ".atom", response_class=Response, responses={200: {"content": {"application/atom+xml": {}}}}
+)
+def digests_feed(request: Request, session: SessionDep) -> Response:
+    """Published issues as an Atom 1.0 feed."""
+    base = request.app.state.settings.public_url.rstrip("/")
+    digests = publishing.list_all(session)[:50]
+    entries = [
+        atom.Entry(
+            id=f"{base}/v1/digests/{d.number}",
+            title=f"#{d.number} {d.title}",
+            link=f"{base}/v1/digests/{d.number}?format=html",
+            updated=d.published_at,
+            summary=f"{d.window_start}..{d.window_end}: "
+            f"{d.content.get('counts', {}).get('releases', 0)} releases, "
+            f"{d.content.get('counts', {}).get('changes', 0)} changes",
+            author=d.published_by,
+        )
+        for d in digests
+    ]
+    body = atom.feed(
+        feed_id=f"{base}/v1/digests.atom",
+        title="AI infrastructure weekly digest",
+        self_link=f"{base}/v1/digests.atom",
+        alternate=f"{base}/v1/digests",
+        updated=digests[0].published_at if digests else utcnow(),
+        entries=entries,
+    )
+    return Response(body, media_type="application/atom+xml; charset=utf-8")
+
+
+@router.get(
+    "/{number}",
+    responses={200: {"content": {"application/json": {}, "text/markdown": {}, "text/html": {}}}},
+)
+def get_digest(
+    number: int,
+    session: SessionDep,
+    format: Literal["json", "md", "html"] = "json",
+    lang: Literal["zh", "en"] = "zh",
+) -> Any:
+    """A published issue, exactly as it was published."""
+    digest = publishing.get(session, number)
+    markdown = digest.markdown_zh if lang == "zh" else digest.markdown_en
+    if format == "md":
+        return PlainTextResponse(markdown, media_type=MARKDOWN)
+    if format == "html":
+        page = (
+            f'<!doctype html><html lang="{lang}"><head><meta charset="utf-8">'
+            f"<title>#{digest.number}</title></head><body><article>{safe_html(markdown)}"
+            "</article></body></html>"
+        )
+        return HTMLResponse(page)
+    return {**publishing.summary(digest), "content": digest.content}

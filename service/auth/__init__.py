@@ -1,0 +1,1 @@
+"""API tokens with roles, and the access rule of every route."""
