@@ -7,8 +7,9 @@ from service.database import Base
 from service.digests.models import PublishedDigest, PublishedItem
 from service.events.models import Event
 from service.inclusion.models import Comparison, ComparisonCommit, ReleaseChange
+from service.posts.models import Feed, Post
 from service.projects.models import Project
-from service.releases.models import Release
+from service.releases.models import PackageAvailability, Release
 from service.sync.models import HttpValidator, SyncState
 from service.webhooks.models import Delivery, DeliveryAttempt, Subscription
 
@@ -22,7 +23,10 @@ __all__ = [
     "Delivery",
     "DeliveryAttempt",
     "Event",
+    "Feed",
     "HttpValidator",
+    "PackageAvailability",
+    "Post",
     "Project",
     "PublishedDigest",
     "PublishedItem",

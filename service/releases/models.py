@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from service.database import Base, UTCDateTime
@@ -31,3 +31,21 @@ class Release(Base):
     body: Mapped[str] = mapped_column(Text, default="")
     tag_commit_sha: Mapped[str | None] = mapped_column(String(64))
     target_commitish: Mapped[str | None] = mapped_column(String(300))
+    tag_only: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+
+
+class PackageAvailability(Base):
+    """Whether a stable release can be installed from PyPI: a non-yanked wheel, and when."""
+
+    __tablename__ = "package_availability"
+
+    release_id: Mapped[int] = mapped_column(
+        ForeignKey("releases.id", ondelete="CASCADE"), primary_key=True
+    )
+    package: Mapped[str] = mapped_column(String(200), primary_key=True)
+    version: Mapped[str] = mapped_column(String(300))
+    status: Mapped[str] = mapped_column(
+        String(20)
+    )  # wheel | sdist_only | yanked | no_files | not_on_pypi
+    first_wheel_upload: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    checked_at: Mapped[datetime] = mapped_column(UTCDateTime)

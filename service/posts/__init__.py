@@ -1,0 +1,1 @@
+"""Blog posts from project feeds (RSS/Atom), with each feed's validators and health."""
