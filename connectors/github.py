@@ -196,6 +196,23 @@ def parse_link_header(value: str | None) -> dict[str, str]:
     return links
 
 
+def resource_of(url: str, base_path: str = "") -> str:
+    """The resource a request is for: "releases", "pulls", "compare", "commits", ...
+    ``base_path`` is the API's own path prefix (``/api/v3`` on GitHub Enterprise)."""
+    path = urlsplit(url).path
+    if base_path and path.startswith(base_path):
+        path = path[len(base_path) :]
+    parts = path.split("/")
+    # /repos/{owner}/{name}/{resource}/... or /repositories/{id}/{resource}/...
+    if len(parts) > 4 and parts[1] == "repos":
+        return parts[4]
+    if len(parts) > 3 and parts[1] == "repositories":
+        return parts[3]
+    if len(parts) > 3 and parts[1] == "repos":
+        return "repository"
+    return parts[1] if len(parts) > 1 and parts[1] else "other"
+
+
 def extract_records(
     items: list[dict[str, Any]], parse: Callable[[dict[str, Any]], T], what: str
 ) -> list[T]:
@@ -221,8 +238,12 @@ class GitHubClient:
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.time,
         rng: random.Random | None = None,
+        on_response: Callable[[str, int], None] | None = None,
     ) -> None:
+        """``on_response(resource, status)`` is called after every response (retries
+        included), e.g. to count requests by resource and status."""
         self.api_url = api_url.rstrip("/")
+        self.on_response = on_response
         self.token = token
         self.max_attempts = max_attempts
         self.max_rate_limit_wait = max_rate_limit_wait
@@ -240,6 +261,7 @@ class GitHubClient:
             headers["Authorization"] = f"Bearer {token}"
         self.http = httpx.Client(headers=headers, timeout=timeout, follow_redirects=True)
         self.gate = gate_for(urlsplit(self.api_url).netloc)
+        self._base_path = urlsplit(self.api_url).path.rstrip("/")
 
     def close(self) -> None:
         self.http.close()
@@ -293,6 +315,11 @@ class GitHubClient:
                 status = response.status_code
                 self.stats.by_status[status] = self.stats.by_status.get(status, 0) + 1
                 self._note_rate_limit(response)
+                if self.on_response is not None:
+                    try:
+                        self.on_response(resource_of(url, self._base_path), status)
+                    except Exception:
+                        log.exception("on_response hook failed")
                 if status == 304:
                     self.stats.not_modified += 1
                     return response
@@ -390,6 +417,17 @@ class GitHubClient:
             "per_page": PER_PAGE,
         }
         return self.iter_pages(f"/repos/{repo}/pulls", params, etag)
+
+    def iter_tag_pages(self, repo: str, etag: str | None) -> Iterator[Page]:
+        return self.iter_pages(f"/repos/{repo}/tags", {"per_page": PER_PAGE}, etag)
+
+    def commit_date(self, repo: str, sha: str) -> datetime:
+        """When a commit was committed (a tag-only version's date); it never changes."""
+        response = self.get(f"{self.api_url}/repos/{repo}/commits/{quote(sha, safe='')}")
+        data = response.json()
+        commit = data.get("commit") if isinstance(data, dict) else None
+        committer = (commit or {}).get("committer") or (commit or {}).get("author") or {}
+        return parse_timestamp(committer.get("date"), f"commit {sha[:12]} date")
 
     def compare(self, repo: str, base: str, head: str) -> Range:
         """Every commit of ``base...head``, oldest first, paging past GitHub's 250 cap."""

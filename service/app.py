@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from fastapi import Depends, FastAPI
 from sqlalchemy.orm import Session, sessionmaker
@@ -15,8 +16,14 @@ from service.config import Settings, get_settings
 from service.curation.views import router as curation_router
 from service.desk.views import router as desk_router
 from service.digests.views import router as digests_router
+from service.observability.logs import RequestIdMiddleware
+from service.observability.metrics import Metrics
+from service.observability.views import ReadinessCheck
+from service.observability.views import router as observability_router
+from service.posts.views import router as feeds_router
 from service.projects.views import router as projects_router
 from service.releases.views import router as releases_router
+from service.sync import requests as sync_requests
 from service.sync.views import router as sync_router
 from service.themes import Taxonomy, default_taxonomy
 from service.webhooks.views import router as webhooks_router
@@ -30,7 +37,9 @@ def create_app(
     on_project_removed: Callable[[str], None] | None = None,
     taxonomy: Taxonomy | None = None,
     settings: Settings | None = None,
+    metrics: Metrics | None = None,
 ) -> FastAPI:
+    """``metrics``: the process's metrics; an app of its own gets a fresh registry."""
     app = FastAPI(
         title="AI infrastructure weekly digest",
         version="1",
@@ -43,10 +52,18 @@ def create_app(
     )
     app.state.session_factory = session_factory
     app.state.settings = settings or get_settings()
-    app.state.sync_trigger = sync_trigger
+    # without a poller in this process (``digest api``), a sync is queued in the store for
+    # the workers
+    app.state.sync_trigger = sync_trigger or partial(sync_requests.request, session_factory)
     app.state.on_project_added = on_project_added
     app.state.on_project_removed = on_project_removed
     app.state.taxonomy = taxonomy or default_taxonomy()
+    app.state.metrics = metrics or Metrics()
+    app.state.metrics.watch_deliveries(session_factory)
+    app.state.readiness = ReadinessCheck(
+        session_factory.kw["bind"], timeout=app.state.settings.readiness_timeout
+    )
+    app.add_middleware(RequestIdMiddleware)
     install_error_handlers(app)
     for router in (
         projects_router,
@@ -55,9 +72,11 @@ def create_app(
         changes_router,
         digests_router,
         curation_router,
+        feeds_router,
         webhooks_router,
         tokens_router,
         desk_router,
+        observability_router,
     ):
         app.include_router(router)
 

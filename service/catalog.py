@@ -259,3 +259,47 @@ def _blog(raw: Any, where: str, repos: Mapping[str, str]) -> CatalogBlog:
         site=_http_url(table, "site", where, required=False),
         projects=tuple(projects),
     )
+
+
+def options_of(project: CatalogProject) -> dict[str, Any]:
+    """A project's catalog options as the store keeps them (``Project.options``)."""
+    return {
+        "lines": [
+            {
+                "name": line.name,
+                "tag_pattern": line.tag_pattern,
+                "tag_prefix": line.tag_prefix,
+                "pypi": list(line.pypi),
+            }
+            for line in project.lines
+        ],
+        "default_branch": project.default_branch,
+        "nightly_releases": project.nightly_releases,
+        "tags_only": project.tags_only,
+    }
+
+
+def from_options(
+    repo: str, name: str, category: str | None, options: Mapping[str, Any] | None
+) -> CatalogProject:
+    """The catalog view of a stored project; a project added without options takes every
+    tag as a release of one version line and publishes nothing on PyPI."""
+    options = options or {}
+    lines = tuple(
+        VersionLine(
+            str(line.get("name") or name),
+            str(line.get("tag_pattern") or "*"),
+            str(line.get("tag_prefix") or ""),
+            tuple(line.get("pypi") or ()),
+        )
+        for line in options.get("lines") or ()
+    ) or (VersionLine(name, "*", "", ()),)
+    return CatalogProject(
+        repo=repo,
+        name=name,
+        category=category or "inference",
+        lines=lines,
+        default_branch=options.get("default_branch"),
+        nightly_releases=bool(options.get("nightly_releases", True)),
+        tags_only=bool(options.get("tags_only", False)),
+    )

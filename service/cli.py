@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
@@ -20,10 +22,19 @@ from service.themes import Taxonomy, taxonomy_from
 log = logging.getLogger("digest")
 
 
-def configure_logging(level: str = "INFO") -> None:
-    logging.basicConfig(
-        level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr
-    )
+def configure_logging(level: str = "INFO", log_format: str | None = None) -> None:
+    """Plain text lines, or one JSON object per line (with the request id) when
+    ``log_format`` (default: ``DIGEST_LOG_FORMAT``) is ``json``."""
+    if log_format is None:
+        log_format = os.environ.get("DIGEST_LOG_FORMAT", "text")
+    handler = logging.StreamHandler(sys.stderr)
+    if log_format.lower() == "json":
+        from service.observability.logs import JsonFormatter
+
+        handler.setFormatter(JsonFormatter())
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
     for chatty in ("httpx", "alembic.runtime.migration", "apscheduler.executors.default"):
         logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
 
@@ -84,6 +95,7 @@ def serve(host: str | None, port: int | None) -> None:
     import uvicorn
 
     from service.app import create_app
+    from service.observability.metrics import Metrics
     from service.scheduler import Poller
     from service.webhooks.worker import DeliveryWorker
 
@@ -95,11 +107,17 @@ def serve(host: str | None, port: int | None) -> None:
         fail(exc.message)
     with factory() as session:
         tracked = len(projects.list_all(session))
+    if tracked == 0:
+        log.info(
+            "no project is tracked yet: `digest projects import` tracks the default catalog "
+            "(DESIGN §7: ~28 projects and 3 blogs), or POST /v1/projects adds one"
+        )
     warning = settings.token_warning(tracked)
     if warning:
         log.warning(warning)
     log.info("database: %s", make_engine(settings.resolved_database_url).url.render_as_string())
-    poller = Poller(factory, settings)
+    metrics = Metrics()
+    poller = Poller(factory, settings, metrics=metrics)
     app = create_app(
         factory,
         settings=settings,
@@ -107,9 +125,13 @@ def serve(host: str | None, port: int | None) -> None:
         sync_trigger=poller.run_now,
         on_project_added=poller.add_project,
         on_project_removed=poller.remove_project,
+        metrics=metrics,
     )
-    deliveries = DeliveryWorker(factory, settings)
-    poller.start()
+    deliveries = DeliveryWorker(factory, settings, metrics=metrics)
+    try:
+        poller.start()
+    except RuntimeError as exc:
+        fail(str(exc))
     deliveries.start()
     try:
         uvicorn.run(app, host=host or settings.host, port=port or settings.port, log_config=None)
@@ -124,6 +146,7 @@ def worker() -> None:
     import signal
     import threading
 
+    from service.observability.metrics import Metrics
     from service.scheduler import Poller
     from service.webhooks.worker import DeliveryWorker
 
@@ -133,14 +156,23 @@ def worker() -> None:
         load_projects_file(settings, factory)
     except ServiceError as exc:
         fail(exc.message)
+    metrics = Metrics()
+    if settings.metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        start_http_server(settings.metrics_port, addr=settings.host, registry=metrics.registry)
+        log.info("metrics on http://%s:%d/metrics", settings.host, settings.metrics_port)
     stopping = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stopping.set())
-    poller = Poller(factory, settings)
-    deliveries = DeliveryWorker(factory, settings)
-    poller.start()
+    poller = Poller(factory, settings, metrics=metrics)
+    deliveries = DeliveryWorker(factory, settings, metrics=metrics)
+    try:
+        poller.start()
+    except RuntimeError as exc:
+        fail(str(exc))
     deliveries.start()
-    log.info("polling and delivering webhooks; stop with Ctrl-C")
+    log.info("polling and delivering webhooks (%s); stop with Ctrl-C", poller.identity)
     try:
         stopping.wait()
     finally:
@@ -152,6 +184,9 @@ def worker() -> None:
 @click.option("--repo", default=None, help="sync one repository (default: all tracked)")
 def sync(repo: str | None) -> None:
     """Run one sync pass in the foreground."""
+    from connectors.feeds import FeedClient
+    from connectors.pypi import PyPIClient
+    from service.posts import service as posts
     from service.scheduler import make_client
     from service.sync.service import ProjectSyncer
 
@@ -173,14 +208,25 @@ def sync(repo: str | None) -> None:
     if warning:
         click.echo(f"warning: {warning}", err=True)
     failures = 0
-    with make_client(settings) as client:
-        syncer = ProjectSyncer(factory, settings, client)
+    with (
+        make_client(settings) as client,
+        FeedClient(timeout=settings.http_timeout) as feeds,
+        PyPIClient(settings.pypi_url, timeout=settings.http_timeout) as pypi,
+    ):
+        syncer = ProjectSyncer(factory, settings, client, feeds=feeds, pypi=pypi)
         with click.progressbar(length=len(repos) * 3, label="syncing", file=sys.stderr) as bar:
             for name in repos:
                 report = syncer.sync(name, progress=lambda _stage: bar.update(1))
                 if not report.ok:
                     failures += 1
                     click.echo(f"\n{name}: {report.error}", err=True)
+        if repo is None:
+            with factory() as session:
+                feed_keys = [feed.key for feed in posts.list_feeds(session)]
+            for key in feed_keys:
+                if posts.sync_feed(factory, feeds, key) < 0:
+                    failures += 1
+                    click.echo(f"feed {key}: failed (see GET /v1/feeds)", err=True)
         click.echo(
             f"{len(repos) - failures}/{len(repos)} project(s) synced; "
             f"{client.stats.requests} request(s), {client.stats.not_modified} not modified"
@@ -244,6 +290,32 @@ def projects_add(repo: str, name: str | None, category: str | None) -> None:
             click.echo(f"tracking {project.repo}")
     except ServiceError as exc:
         fail(exc.message)
+
+
+@projects_group.command("import")
+@click.option(
+    "--file",
+    "path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="a catalog TOML (default: the packaged catalog of DESIGN §7)",
+)
+def projects_import(path: Path | None) -> None:
+    """Track every project and blog of the catalog (running it again changes nothing)."""
+    from service.catalog import load_catalog
+    from service.projects.catalog_import import import_catalog
+
+    factory = open_store(get_settings())
+    try:
+        catalog = load_catalog(path)
+        with transaction(factory) as session:
+            result = import_catalog(session, catalog)
+    except ServiceError as exc:
+        fail(exc.message)
+    click.echo(
+        f"{len(catalog.projects)} project(s): {len(result.added)} added, "
+        f"{len(result.updated)} updated; {len(result.feeds)} blog feed(s)"
+    )
 
 
 @projects_group.command("list")

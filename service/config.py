@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -54,16 +55,39 @@ class Settings(BaseSettings):
         default=2.0, gt=0, description="fallback poll for events committed by other processes"
     )
     webhook_concurrency: int = Field(default=8, ge=1)
+    pypi_url: str = Field(default="https://pypi.org", description="PyPI (or a mirror)")
+    atom_gate: bool = Field(
+        default=True,
+        description="check github.com's releases.atom (no API quota) before the releases API",
+    )
+    tokenless_pull_interval: int = Field(
+        default=3600, ge=60, description="without a token, poll pull requests this often"
+    )
+    max_tag_lookups: int = Field(
+        default=50, ge=1, description="tag dates resolved per pass for tag-only projects"
+    )
+    lease_seconds: int = Field(
+        default=120, ge=5, description="a worker killed mid-sync loses its leases after this"
+    )
     reads_need_token: bool = Field(
         default=False, description="whether GET routes need a reader (or higher) token"
     )
     public_url: str = Field(
         default="http://127.0.0.1:8000", description="the service's own address, for feed links"
     )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="json: one JSON object per log line, with request ids"
+    )
+    readiness_timeout: float = Field(
+        default=3.0, gt=0, description="longest wait of /readyz for the database"
+    )
+    metrics_port: int | None = Field(
+        default=None, description="`digest worker` serves /metrics on this port when set"
+    )
     host: str = "127.0.0.1"
     port: int = 8000
 
-    @field_validator("github_api_url", "github_web_url")
+    @field_validator("github_api_url", "github_web_url", "pypi_url")
     @classmethod
     def _strip_trailing_slash(cls, value: str) -> str:
         return value.rstrip("/")

@@ -7,6 +7,7 @@ from service.database import Base
 from service.digests.models import PublishedDigest, PublishedItem
 from service.events.models import Event
 from service.inclusion.models import Comparison, ComparisonCommit, ReleaseChange
+from service.leases.models import Lease
 from service.posts.models import Feed, Post
 from service.projects.models import Project
 from service.releases.models import PackageAvailability, Release
@@ -25,6 +26,7 @@ __all__ = [
     "Event",
     "Feed",
     "HttpValidator",
+    "Lease",
     "PackageAvailability",
     "Post",
     "Project",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Any
 
 from connectors.github import PullRecord, ReleaseRecord
@@ -40,6 +41,30 @@ def release_row(record: ReleaseRecord) -> dict[str, Any] | None:
         "url": record.html_url[:1000],
         "body": clean_text(record.body, MAX_BODY_CHARS),
         "target_commitish": clean_text(record.target_commitish, 300) or None,
+    }
+
+
+def tag_release_row(
+    tag: str, sha: str, committed_at: datetime, repo_web_url: str
+) -> dict[str, Any]:
+    """Column values of a version a project tagged without a GitHub release."""
+    tag = clean_text(tag, 300)
+    parsed = parse_tag(tag)
+    return {
+        "github_id": None,
+        "tag": tag,
+        "version": parsed.version[:300],
+        "version_line": parsed.line[:300],
+        "name": tag,
+        "published_at": committed_at,
+        "created_at": committed_at,
+        "prerelease": parsed.prerelease,
+        "github_prerelease": False,
+        "url": f"{repo_web_url}/tree/{tag}"[:1000],
+        "body": "",
+        "target_commitish": None,
+        "tag_commit_sha": sha,
+        "tag_only": True,
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -14,15 +15,24 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy.orm import Session, sessionmaker
 
+from connectors.feeds import FeedClient
 from connectors.github import GitHubClient
+from connectors.pypi import PyPIClient
 from service.config import Settings
 from service.database import transaction, utcnow
+from service.leases import service as leases
+from service.observability.metrics import NULL_METRICS, Metrics
+from service.posts import service as posts
 from service.projects import service as projects
+from service.sync import requests as sync_requests
+from service.sync.models import SyncState
 from service.sync.service import CYCLE, ProjectSyncer, SyncReport, get_state
 
 log = logging.getLogger(__name__)
 
 MAX_BACKOFF = timedelta(hours=6)
+SQLITE_WORKER = "store:sqlite-worker"
+REQUEST_CHECK_SECONDS = 5
 
 
 def make_client(settings: Settings) -> GitHubClient:
@@ -48,13 +58,23 @@ class Poller:
         client: GitHubClient | None = None,
         clock: Callable[[], datetime] = utcnow,
         workers: int = 4,
+        metrics: Metrics | None = None,
     ) -> None:
         self.factory = factory
         self.settings = settings
         self.client = client or make_client(settings)
+        self.metrics = metrics or NULL_METRICS
+        self.metrics.watch_github(self.client)
         self.clock = clock
-        self.syncer = ProjectSyncer(factory, settings, self.client, clock)
+        self.feeds = FeedClient(timeout=settings.http_timeout)
+        self.pypi = PyPIClient(settings.pypi_url, timeout=settings.http_timeout)
+        self.syncer = ProjectSyncer(
+            factory, settings, self.client, clock, feeds=self.feeds, pypi=self.pypi
+        )
         self.interval = timedelta(seconds=settings.poll_interval)
+        self.identity = leases.worker_identity()
+        self.lease_ttl = timedelta(seconds=settings.lease_seconds)
+        self._forced: set[str] = set()
         self.scheduler = BackgroundScheduler(
             executors={"default": ThreadPoolExecutor(max_workers=workers)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None},
@@ -62,16 +82,63 @@ class Poller:
         )
 
     def start(self) -> None:
+        self._claim_sqlite_store()
         with self.factory() as session:
             repos = [p.repo for p in projects.list_all(session) if p.enabled]
         for repo in repos:
             self.add_project(repo)
+        with self.factory() as session:
+            feed_keys = [feed.key for feed in posts.list_feeds(session)]
+        for key in feed_keys:
+            self.scheduler.add_job(
+                self.run_feed_job,
+                IntervalTrigger(
+                    seconds=self.settings.poll_interval, jitter=self.settings.poll_jitter
+                ),
+                args=[key],
+                id=f"feed:{key}",
+                name=f"feed {key}",
+                replace_existing=True,
+                next_run_time=self.clock(),
+            )
+        self.scheduler.add_job(
+            self.run_requested,
+            IntervalTrigger(seconds=REQUEST_CHECK_SECONDS),
+            id="requested-syncs",
+            name="syncs requested through the API",
+            replace_existing=True,
+        )
         self.scheduler.start()
+
+    def _claim_sqlite_store(self) -> None:
+        """SQLite mode is one worker: a second one is refused with a clear message."""
+        if self.factory.kw["bind"].dialect.name != "sqlite":
+            return
+        if not leases.claim(
+            self.factory, SQLITE_WORKER, self.identity, self.lease_ttl, self.clock()
+        ):
+            with self.factory() as session:
+                owner = leases.holder(session, SQLITE_WORKER, self.clock())
+            raise RuntimeError(
+                f"the SQLite store already has a worker ({owner}); SQLite mode runs one worker "
+                "process. Stop it, or use PostgreSQL (DIGEST_DATABASE_URL) for several workers."
+            )
+        self.scheduler.add_job(
+            lambda: leases.claim(
+                self.factory, SQLITE_WORKER, self.identity, self.lease_ttl, self.clock()
+            ),
+            IntervalTrigger(seconds=max(self.lease_ttl.total_seconds() / 3, 1)),
+            id="sqlite-worker-lease",
+            replace_existing=True,
+        )
 
     def shutdown(self) -> None:
         if self.scheduler.running:
             self.scheduler.shutdown(wait=True)
+        leases.release(self.factory, SQLITE_WORKER, self.identity)
         self.client.close()
+        self.feeds.close()
+        self.pypi.close()
 
     @staticmethod
     def job_id(repo: str) -> str:
@@ -93,11 +160,19 @@ class Poller:
             self.scheduler.remove_job(self.job_id(repo))
 
     def run_now(self, repo: str) -> None:
+        self._forced.add(repo.lower())
         job = self.scheduler.get_job(self.job_id(repo))
         if job is None:
             self.add_project(repo)
         else:
             job.modify(next_run_time=self.clock())
+
+    def run_feed_job(self, key: str) -> int | None:
+        try:
+            return posts.sync_feed(self.factory, self.feeds, key, self.clock)
+        except Exception:
+            log.exception("feed job %s crashed; the next interval retries it", key)
+            return None
 
     def run_job(self, repo: str) -> SyncReport | None:
         try:
@@ -106,8 +181,38 @@ class Poller:
             log.exception("sync job of %s crashed; the next interval retries it", repo)
             return None
 
-    def _run(self, repo: str) -> SyncReport:
-        report = self.syncer.sync(repo)
+    def run_requested(self) -> None:
+        """Run the syncs another process (``digest api``) asked for in the store."""
+        for repo in sync_requests.take(self.factory):
+            self.run_now(repo)
+
+    def _recently_synced(self, repo: str) -> bool:
+        """Whether another worker synced the project within half an interval."""
+        with self.factory() as session:
+            project = projects.find(session, repo)
+            state = session.get(SyncState, (project.id, CYCLE)) if project else None
+        if state is None or state.last_success_at is None:
+            return False
+        return self.clock() - state.last_success_at < self.interval / 2
+
+    def _run(self, repo: str) -> SyncReport | None:
+        forced = repo.lower() in self._forced
+        self._forced.discard(repo.lower())
+        if not forced and self._recently_synced(repo):
+            return None
+        with leases.held(
+            self.factory, f"project:{repo.lower()}", self.identity, self.lease_ttl, self.clock
+        ) as mine:
+            if not mine:
+                # a worker killed mid-sync holds the lease until it expires: look again then
+                log.info("%s is being synced by another worker; retrying later", repo)
+                job = self.scheduler.get_job(self.job_id(repo))
+                if job is not None:
+                    job.modify(next_run_time=self.clock() + self.lease_ttl)
+                return None
+            started = time.perf_counter()
+            report = self.syncer.sync(repo)
+        self.metrics.sync_finished(repo, time.perf_counter() - started, report.ok)
         with transaction(self.factory) as session:
             project = projects.find(session, repo)
             if project is None:

@@ -13,6 +13,7 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
+from connectors.feeds import FeedClient
 from connectors.github import GitHubClient
 from service.config import Settings
 from service.database import Base, make_engine, make_session_factory
@@ -77,6 +78,7 @@ def fake_github() -> Iterator[FakeGitHub]:
     fake = FakeGitHub(token=TOKEN)
     fake.set_time(FAKE_NOW)
     with fake:
+        fake.web_url = fake.base_url  # its github.com pages (Atom feeds) on the same server
         yield fake
 
 
@@ -86,6 +88,7 @@ def settings(fake_github: FakeGitHub, engine: Engine, tmp_path: Path) -> Setting
         data_dir=tmp_path,
         database_url=engine.url.render_as_string(hide_password=False),
         github_api_url=fake_github.base_url,
+        github_web_url=fake_github.base_url,
         github_token=TOKEN,
         backfill_days=3650,
         _env_file=None,  # type: ignore[call-arg]
@@ -129,4 +132,5 @@ def syncer(
     client: GitHubClient,
     fake_github: FakeGitHub,
 ) -> ProjectSyncer:
-    return ProjectSyncer(factory, settings, client, clock=fake_github.now)
+    with FeedClient() as feeds:
+        yield ProjectSyncer(factory, settings, client, clock=fake_github.now, feeds=feeds)

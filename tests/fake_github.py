@@ -48,6 +48,7 @@ _ROUTE_DOCS = {
 DEFAULT_PER_PAGE = 30
 MAX_PER_PAGE = 100
 COMPARE_UNPAGED_LIMIT = 250
+_WEB_FEED = re.compile(r"^/(?P<owner>[^/]+)/(?P<repo>[^/]+)/(?P<kind>releases|tags)\.atom$")
 RATE_WINDOW = timedelta(hours=1)
 UNAUTHENTICATED_LIMIT = 60
 
@@ -646,6 +647,54 @@ class FakeRepo:
             "body": record["body"],
         }
 
+    def _atom(self, kind: str) -> str:
+        """The newest ten releases (or tags) as GitHub's Atom feed shows them."""
+        web = self._web
+        if kind == "releases":
+            records = sorted(
+                (r for r in self.releases if not r["draft"]),
+                key=lambda r: _order_key(r["created_at"]),
+                reverse=True,
+            )[:10]
+            entries = [
+                (
+                    r["tag_name"],
+                    r["updated_at"] or r["published_at"] or r["created_at"],
+                    r["name"] or r["tag_name"],
+                    r["body"] or "",
+                )
+                for r in records
+            ]
+        else:
+            tags = sorted(self.tags, key=lambda t: self.commits[self.tags[t]].when, reverse=True)[
+                :10
+            ]
+            entries = [(t, self.commits[self.tags[t]].committed_at, t, "") for t in tags]
+        updated = render_time(entries[0][1]) if entries else render_time(self._gh.now())
+        parts = [
+            '<?xml version="1.0" encoding="UTF-8"?>',
+            '<feed xmlns="http://www.w3.org/2005/Atom" xmlns:media="http://search.yahoo.com/mrss/" xml:lang="en-US">',
+            f"  <id>tag:github.com,2008:https://github.com/{self.full_name}/{kind}</id>",
+            f'  <link type="text/html" rel="alternate" href="{web}/{kind}"/>',
+            f'  <link type="application/atom+xml" rel="self" href="{web}/{kind}.atom"/>',
+            f"  <title>{'Release notes' if kind == 'releases' else 'Tags'} from {self.full_name.split('/')[1]}</title>",
+            f"  <updated>{updated}</updated>",
+        ]
+        for tag, when, title, body in entries:
+            escaped = body.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            parts += [
+                "  <entry>",
+                f"    <id>tag:github.com,2008:Repository/{self.id}/{tag}</id>",
+                f"    <updated>{render_time(when)}</updated>",
+                f'    <link rel="alternate" type="text/html" href="{web}/releases/tag/{quote(tag)}"/>',
+                f"    <title>{title.replace('&', '&amp;').replace('<', '&lt;')}</title>",
+                f'    <content type="html">{escaped}</content>',
+                "    <author><name>dev</name></author>",
+                "  </entry>",
+            ]
+        parts.append("</feed>")
+        return "\n".join(parts)
+
     def _render_label(self, name: str) -> dict[str, Any]:
         lid = zlib.crc32(f"{self.full_name}:{name}".encode())
         return {
@@ -995,6 +1044,9 @@ class FakeGitHub:
             split = urlsplit(raw_path)
             path = unquote(split.path)
             query = dict(parse_qsl(split.query, keep_blank_values=True))
+            web_feed = _WEB_FEED.match(path)
+            if web_feed is not None and method in ("GET", "HEAD"):
+                return self._web_feed(web_feed, path, query, headers)
             self._request_counter += 1
             request_id = self._request_id(self._request_counter)
             auth = self._auth_state(headers)
@@ -1050,6 +1102,40 @@ class FakeGitHub:
                 )
             )
             return response
+
+    def _web_feed(
+        self, match: re.Match[str], path: str, query: dict[str, str], headers: dict[str, str]
+    ) -> _Response:
+        """github.com's ``/{owner}/{repo}/releases.atom`` and ``tags.atom``: web pages, so
+        they spend no API quota and carry no rate-limit headers; conditional GET works."""
+        repo = self._repos.get(f"{match.group('owner')}/{match.group('repo')}".lower())
+        if repo is None:
+            response = _Response(404, b"Not Found", {"content-type": "text/plain"})
+        else:
+            body = repo._atom(match.group("kind")).encode()
+            etag = f'W/"{hashlib.sha256(body).hexdigest()[:32]}"'
+            response_headers = {
+                "content-type": "application/atom+xml; charset=utf-8",
+                "etag": etag,
+                "cache-control": "max-age=0, private, must-revalidate",
+            }
+            if _etag_matches(headers.get("if-none-match"), etag):
+                response = _Response(304, b"", response_headers)
+            else:
+                response = _Response(200, body, response_headers)
+        self.requests.append(
+            RecordedRequest(
+                method="GET",
+                path=path,
+                query=query,
+                status=response.status,
+                request_headers=dict(headers),
+                cost=0,
+                authenticated=False,
+                response_headers=dict(response.headers),
+            )
+        )
+        return response
 
     def _fault(self, number: int, request_id: str) -> _Response | None:
         if self._fail_queue:

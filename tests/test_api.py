@@ -41,7 +41,7 @@ def synced(api: TestClient, fake_github: FakeGitHub, syncer: ProjectSyncer) -> T
 
 
 def test_draft_gives_each_change_its_merge_date_first_releases_and_timing(
-    synced: TestClient,
+    synced: TestClient, fake_github: FakeGitHub
 ) -> None:
     response = synced.get("/v1/digests/draft", params={**WEEK, "include": "all"})
     assert response.status_code == 200
@@ -72,7 +72,7 @@ def test_draft_gives_each_change_its_merge_date_first_releases_and_timing(
         "version": "1.1.0rc1",
         "published_at": "2026-09-08T12:00:00Z",
         "prerelease": True,
-        "url": "https://github.com/acme/engine/releases/tag/v1.1.0rc1",
+        "url": f"{fake_github.web_url}/acme/engine/releases/tag/v1.1.0rc1",
     }
     assert items[4]["first_stable_release"]["tag"] == "v1.1.0"
     assert items[6]["timing"] == "merged_unreleased"
@@ -100,12 +100,12 @@ def test_timing_is_judged_as_of_the_window_end(synced: TestClient) -> None:
     assert items[4]["first_release"]["tag"] == "v1.1.0rc1"
 
 
-def test_draft_markdown_numbers_its_sources(synced: TestClient) -> None:
+def test_draft_markdown_numbers_its_sources(synced: TestClient, fake_github: FakeGitHub) -> None:
     response = synced.get("/v1/digests/draft", params={**WEEK, "format": "md", "include": "all"})
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/markdown")
     text = response.text
-    assert "[1] https://github.com/acme/engine/releases/tag/v1.0.1" in text
+    assert f"[1] {fake_github.web_url}/acme/engine/releases/tag/v1.0.1" in text
     assert "9 月 4 日已合并，本期由 1.0.1（正式版，9 月 6 日）收录" in text
 
 
@@ -182,10 +182,17 @@ def test_projects_lifecycle_and_errors(api: TestClient, queued: list[str]) -> No
     assert api.get("/v1/projects").json() == []
 
 
-def test_sync_without_a_poller_says_so(factory: sessionmaker[Session]) -> None:
+def test_sync_without_a_poller_in_the_process_is_queued_for_the_workers(
+    factory: sessionmaker[Session],
+) -> None:
+    from service.sync import requests as sync_requests
+
     with TestClient(create_app(factory), headers=bearer(factory, "editor")) as client:
-        response = client.post("/v1/sync", json={})
-    assert response.status_code == 503 and "poller" in response.json()["message"]
+        assert client.post("/v1/projects", json={"repo": "acme/queued"}).status_code == 201
+        response = client.post("/v1/sync", json={"repo": "acme/queued"})
+    assert response.status_code == 202 and response.json() == {"queued": ["acme/queued"]}
+    assert sync_requests.take(factory) == ["acme/queued"]
+    assert sync_requests.take(factory) == []  # handed to one worker only
 
 
 def test_sync_state_shows_last_error_and_error_count(

@@ -12,6 +12,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from service.app import create_app
+from service.catalog import from_options
 from service.config import Settings
 from service.events.models import Event
 from service.projects.models import Project
@@ -154,7 +155,9 @@ def test_events_of_a_pass_stopped_before_inclusion_are_released_by_the_next(
     with factory() as session:
         project_id = session.scalar(select(Project.id))
     assert project_id is not None
-    syncer._sync_releases(project_id, "acme/engine", _report())
+    syncer._sync_releases(
+        project_id, "acme/engine", _report(), from_options("acme/engine", "engine", None, None)
+    )
     assert stored_events(factory) == [("release.prerelease", "acme/engine@v2.0.0rc1", False)]
     assert syncer.sync("acme/engine").ok
     assert stored_events(factory) == [("release.prerelease", "acme/engine@v2.0.0rc1", True)]

@@ -85,7 +85,7 @@ def test_cherry_picks_and_rc_chain_give_first_release_and_first_stable_release(
     assert ("v1.1.0rc1", 2, LinkMethod.ANCESTRY.value) in links
 
 
-def test_second_cycle_is_two_requests_both_304_and_costs_no_quota(
+def test_idle_cycle_is_at_most_two_requests_all_304_and_costs_no_quota(
     fake_github: FakeGitHub, factory: sessionmaker[Session], syncer: ProjectSyncer
 ) -> None:
     for index in range(3):
@@ -100,9 +100,15 @@ def test_second_cycle_is_two_requests_both_304_and_costs_no_quota(
     for index in range(3):
         report = syncer.sync(f"acme/p{index}")
         assert report.ok and sorted(report.not_modified) == ["pulls", "releases"]
+    # per project: github.com's releases.atom (a web page, no API quota) and the pulls list
     assert len(fake_github.requests) == 6
     assert {r.status for r in fake_github.requests} == {304}
     assert sum(r.cost for r in fake_github.requests) == 0
+    paths = sorted(r.path for r in fake_github.requests)
+    assert paths == sorted(
+        [f"/acme/p{i}/releases.atom" for i in range(3)]
+        + [f"/repos/acme/p{i}/pulls" for i in range(3)]
+    )
     assert snapshot(factory) == before
 
 

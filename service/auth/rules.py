@@ -38,6 +38,8 @@ _P, _R, _E, _A = Access.PUBLIC, Access.READ, Access.EDITOR, Access.ADMIN
 # need an admin; reads are open unless DIGEST_READS_NEED_TOKEN is set.
 RULES: dict[tuple[str, str], Access] = {
     ("GET", "/healthz"): _P,
+    ("GET", "/readyz"): _P,
+    ("GET", "/metrics"): _P,
     ("GET", "/openapi.json"): _P,
     ("GET", "/docs"): _P,
     ("GET", "/docs/oauth2-redirect"): _P,
@@ -45,6 +47,8 @@ RULES: dict[tuple[str, str], Access] = {
     ("GET", "/desk"): _R,
     ("GET", "/v1/projects"): _R,
     ("POST", "/v1/projects"): _E,
+    ("POST", "/v1/projects/import"): _E,
+    ("GET", "/v1/feeds"): _R,
     ("GET", "/v1/projects/{owner}/{name}"): _R,
     ("DELETE", "/v1/projects/{owner}/{name}"): _E,
     ("GET", "/v1/projects/{owner}/{name}/sync"): _R,

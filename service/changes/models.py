@@ -19,8 +19,9 @@ class Change(Base):
         Index("ix_changes_merged_at", "merged_at"),
         Index("ix_changes_project_merged", "project_id", "merged_at"),
         Index("ix_changes_merge_commit", "project_id", "merge_commit_sha"),
-        Index("ix_changes_first_release", "first_release_id"),
-        Index("ix_changes_first_stable_release", "first_stable_release_id"),
+        # with merged_at, "shipped in the window, merged before it" is one index range
+        Index("ix_changes_first_release_merged", "first_release_id", "merged_at"),
+        Index("ix_changes_first_stable_merged", "first_stable_release_id", "merged_at"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -83,6 +83,15 @@ class Wording:
         return f"{ref['version']} ({self.kind(ref)}, {self.day(ref['published_at'])})"
 
     def timing(self, item: dict[str, Any], window: dict[str, str]) -> str:
+        if item["kind"] == "post":
+            day = self.day(item["published_at"])
+            if self.zh:
+                return f"{day}发布于项目博客" + (
+                    "（未注明日期，按首次收录）" if item["undated"] else ""
+                )
+            return f"posted {day} on the project blog" + (
+                " (undated; first seen then)" if item["undated"] else ""
+            )
         if item["merged_at"] is None:
             return "编辑补充" if self.zh else "added by the editors"
         merged = self.day(item["merged_at"])

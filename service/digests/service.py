@@ -19,8 +19,10 @@ from service.changes.models import Change
 from service.claims import change_claims, claims_in
 from service.curation import service as curation
 from service.digests.models import PublishedDigest, PublishedItem
+from service.posts import service as posts
+from service.posts.models import Feed, Post
 from service.projects.models import Project
-from service.releases.models import Release
+from service.releases.models import PackageAvailability, Release
 from service.significance import score_change
 from service.themes import OTHER, Taxonomy, classify, default_taxonomy
 from service.windows import Timing, Window, iso_utc, timing_of
@@ -156,6 +158,60 @@ def change_item(
         "previously_reported": None,
         "sources": [change.url] if change.url else [],
     }
+
+
+def post_item(post: Post, feed: Feed, taxonomy: Taxonomy) -> dict[str, Any]:
+    classification = classify(post.title, list(post.tags or []), taxonomy=taxonomy)
+    claims = change_claims(post.title, post.summary)
+    return {
+        "kind": "post",
+        "key": f"post:{feed.key}:{post.id}",
+        "repo": None,
+        "project": feed.name,
+        "number": None,
+        "title": post.title,
+        "url": post.link,
+        "author": ", ".join(post.authors or []) or None,
+        "labels": list(post.tags or []),
+        "merged_at": None,
+        "published_at": iso_utc(post.published_at),
+        "undated": post.undated,
+        "first_release": None,
+        "first_stable_release": None,
+        "timing": None,
+        "themes": list(classification.themes),
+        "primary_theme": classification.primary,
+        "models": list(classification.models),
+        "noise": None,
+        "breaking": False,
+        "claims": [c.as_json() for c in claims],
+        "score": 2.5 + (1.0 if claims else 0.0),
+        "reasons": ["official blog post"] + (["reports performance numbers"] if claims else []),
+        "previously_reported": None,
+        "sources": [post.link] if post.link else [],
+    }
+
+
+def pypi_status(session: Session, release_rows: list[Any]) -> dict[int, list[dict[str, Any]]]:
+    """Release id → what PyPI offers of it (only for releases of projects with PyPI names)."""
+    ids = [release.id for release, _ in release_rows]
+    found: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    if ids:
+        for row in session.scalars(
+            select(PackageAvailability).where(PackageAvailability.release_id.in_(ids))
+        ):
+            found[row.release_id].append(
+                {
+                    "package": row.package,
+                    "version": row.version,
+                    "status": row.status,
+                    "first_wheel_upload": iso_utc(row.first_wheel_upload)
+                    if row.first_wheel_upload
+                    else None,
+                    "checked_at": iso_utc(row.checked_at),
+                }
+            )
+    return found
 
 
 def _short_series(first: Release, latest: Release) -> str:
@@ -313,11 +369,24 @@ def build_draft(
     taxonomy = taxonomy or default_taxonomy()
     release_rows = windowed_releases(session, window, repo_key)
     versions, series = version_table(session, release_rows, window)
+    availability = pypi_status(session, release_rows)
     releases = []
     for release, project in release_rows:
         entry = release_json(release, project)
         entry["series"] = series[release.id]
+        entry["pypi"] = availability.get(release.id, [])
+        # "released on GitHub, not yet installable from PyPI" (seed 000)
+        entry["not_on_pypi_yet"] = (
+            bool(entry["pypi"])
+            and not release.prerelease
+            and not any(p["status"] == "wheel" for p in entry["pypi"])
+        )
         releases.append(entry)
+    for row in versions:
+        latest = next(
+            r for r in releases if r["tag"] == row["latest_tag"] and r["repo"] == row["repo"]
+        )
+        row["not_on_pypi_yet"] = latest["not_on_pypi_yet"]
 
     all_items = []
     for change, project, first, first_stable in windowed_changes(
@@ -331,6 +400,9 @@ def build_draft(
         )
         if timing is not None:
             all_items.append(change_item(change, project, first, first_stable, timing, taxonomy))
+    for post, feed in posts.window_posts(session, window):
+        if repo_key is None or repo_key in {p.lower() for p in feed.projects or []}:
+            all_items.append(post_item(post, feed, taxonomy))
     reported = previously_reported(session, [i["key"] for i in all_items], window)
     for item in all_items:
         item["previously_reported"] = reported.get(item["key"])

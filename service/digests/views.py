@@ -64,14 +64,15 @@ def draft(
     if model is not None and taxonomy.family(model) is None:
         known = ", ".join(f.key for f in taxonomy.families)
         raise InvalidInput(f"model: {model!r} is not a known model family ({known})")
-    result = build_draft(
-        session,
-        window,
-        include_all=include == "all",
-        repo_key=repo_key,
-        model=model,
-        taxonomy=taxonomy,
-    )
+    with request.app.state.metrics.draft_timer():
+        result = build_draft(
+            session,
+            window,
+            include_all=include == "all",
+            repo_key=repo_key,
+            model=model,
+            taxonomy=taxonomy,
+        )
     if format == "md":
         return PlainTextResponse(render_markdown(result, lang, taxonomy), media_type=MARKDOWN)
     return result

@@ -83,6 +83,27 @@ def add_project(body: ProjectIn, session: SessionDep, request: Request) -> Proje
     return project_out(project, None)
 
 
+class ImportOut(BaseModel):
+    added: list[str]
+    updated: list[str]
+    feeds: list[str]
+
+
+@router.post("/import", response_model=ImportOut)
+def import_default_catalog(session: SessionDep, request: Request) -> ImportOut:
+    """Track every project and blog of the default catalog (idempotent)."""
+    from service.catalog import load_catalog
+    from service.projects.catalog_import import import_catalog
+
+    result = import_catalog(session, load_catalog())
+    session.commit()
+    on_added = request.app.state.on_project_added
+    if on_added is not None:
+        for repo in result.added:
+            on_added(repo)
+    return ImportOut(added=result.added, updated=result.updated, feeds=result.feeds)
+
+
 @router.get("/{owner}/{name}", response_model=ProjectOut)
 def get_project(owner: str, name: str, session: SessionDep) -> ProjectOut:
     project = service.get(session, f"{owner}/{name}")

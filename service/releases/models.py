@@ -14,6 +14,8 @@ class Release(Base):
         Index("uq_releases_project_tag", "project_id", "tag", unique=True),
         Index("ix_releases_published_at", "published_at"),
         Index("ix_releases_project_published", "project_id", "published_at"),
+        # the version table looks up earlier pre-releases of each line in the window
+        Index("ix_releases_project_line_published", "project_id", "version_line", "published_at"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

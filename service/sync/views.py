@@ -4,7 +4,6 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from service.api import ERROR_RESPONSES, SessionDep
-from service.errors import ServiceError
 from service.projects import service as projects
 
 router = APIRouter(prefix="/v1/sync", tags=["sync"], responses=ERROR_RESPONSES)
@@ -18,11 +17,6 @@ class SyncAccepted(BaseModel):
     queued: list[str]
 
 
-class PollerUnavailable(ServiceError):
-    status_code = 503
-    code = "poller_unavailable"
-
-
 @router.post("", response_model=SyncAccepted, status_code=202)
 def request_sync(
     request: Request, session: SessionDep, body: SyncRequest | None = None
@@ -33,8 +27,6 @@ def request_sync(
     else:
         repos = [p.repo for p in projects.list_all(session)]
     trigger = request.app.state.sync_trigger
-    if trigger is None:
-        raise PollerUnavailable("no poller runs in this process; start `digest serve`")
     for repo in repos:
         trigger(repo)
     return SyncAccepted(queued=repos)

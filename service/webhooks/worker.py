@@ -20,6 +20,7 @@ from service.config import Settings
 from service.database import transaction, utcnow
 from service.events.models import Event
 from service.events.service import DELIVERABLE, WakeSignal
+from service.observability.metrics import NULL_METRICS, Metrics
 from service.webhooks import formats
 from service.webhooks import service as webhooks
 from service.webhooks.models import Delivery, Subscription
@@ -50,8 +51,11 @@ class DeliveryWorker:
         resolve: Resolver = socket.getaddrinfo,
         http: httpx.Client | None = None,
         signal: WakeSignal = DELIVERABLE,
+        metrics: Metrics | None = None,
     ) -> None:
         self.factory = factory
+        self.metrics = metrics or NULL_METRICS
+        self.metrics.watch_deliveries(factory)
         self.settings = settings
         self.clock = clock
         self.rng = rng
@@ -189,6 +193,7 @@ class DeliveryWorker:
             outcome = webhooks.record_attempt(
                 session, delivery, subscription, result, self.clock(), self.policy, self.rng
             )
+        self.metrics.webhook_attempt(outcome)
         if outcome != webhooks.Outcome.DELIVERED:
             log.info(
                 "webhook delivery %d to %s: %s (%s)",

@@ -1,0 +1,1 @@
+"""Health and readiness checks, Prometheus metrics, structured logs with request ids."""
