@@ -6,7 +6,7 @@ import logging
 from collections.abc import Iterator
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
@@ -36,6 +36,11 @@ def get_session(request: Request) -> Iterator[Session]:
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
+# Database ids and counts in paths and queries: bounded so that no number a client sends
+# can overflow a column (SQLite and PostgreSQL integers are 64- and 32-bit).
+MAX_ID = 2_147_483_647
+DbId = Annotated[int, Path(ge=1, le=MAX_ID, description="a positive id")]
+Offset = Annotated[int, Query(ge=0, le=1_000_000)]
 
 
 def error_response(status: int, code: str, message: str, details: Any = None) -> JSONResponse:

@@ -85,3 +85,19 @@ def create_app(
         return {"status": "ok"}
 
     return app
+
+
+def production_app() -> FastAPI:
+    """The app of ``digest api`` workers (uvicorn factory): the store is migrated by
+    ``digest db upgrade`` (the compose file's one-shot job), syncs are queued for
+    ``digest worker`` processes, and /readyz says when migrations are not at head."""
+    from service.database import make_engine, make_session_factory
+    from service.themes import taxonomy_from
+
+    settings = get_settings()
+    factory = make_session_factory(make_engine(settings.resolved_database_url))
+    return create_app(
+        factory,
+        settings=settings,
+        taxonomy=taxonomy_from(settings.themes_file, settings.models_file),
+    )

@@ -141,6 +141,30 @@ def serve(host: str | None, port: int | None) -> None:
 
 
 @main.command()
+@click.option("--host", default=None, help="listen address (DIGEST_HOST)")
+@click.option("--port", default=None, type=int, help="listen port (DIGEST_PORT)")
+@click.option("--workers", default=2, show_default=True, help="uvicorn worker processes")
+def api(host: str | None, port: int | None, workers: int) -> None:
+    """Run only the API, in several processes; `digest worker` polls and delivers."""
+    import uvicorn
+
+    settings = get_settings()
+    engine = make_engine(settings.resolved_database_url)
+    if engine.dialect.name == "sqlite" and workers > 1:
+        fail("SQLite mode is single-process: use `digest serve`, or PostgreSQL for `digest api`")
+    if not migrate.is_at_head(engine):
+        log.warning("the database is not at the latest migration: run `digest db upgrade`")
+    uvicorn.run(
+        "service.app:production_app",
+        factory=True,
+        host=host or settings.host,
+        port=port or settings.port,
+        workers=workers,
+        log_config=None,
+    )
+
+
+@main.command()
 def worker() -> None:
     """Run the poller and the webhook delivery worker, without the API."""
     import signal

@@ -198,8 +198,6 @@ class Poller:
     def _run(self, repo: str) -> SyncReport | None:
         forced = repo.lower() in self._forced
         self._forced.discard(repo.lower())
-        if not forced and self._recently_synced(repo):
-            return None
         with leases.held(
             self.factory, f"project:{repo.lower()}", self.identity, self.lease_ttl, self.clock
         ) as mine:
@@ -209,6 +207,9 @@ class Poller:
                 job = self.scheduler.get_job(self.job_id(repo))
                 if job is not None:
                     job.modify(next_run_time=self.clock() + self.lease_ttl)
+                return None
+            # checked under the lease: a worker that just finished has recorded its success
+            if not forced and self._recently_synced(repo):
                 return None
             started = time.perf_counter()
             report = self.syncer.sync(repo)

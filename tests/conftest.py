@@ -30,7 +30,7 @@ FAKE_NOW = datetime(2026, 10, 8, 12, 0, tzinfo=UTC)
 
 def _postgres_engine() -> Iterator[Engine]:
     """A throw-away database on the local PostgreSQL server, dropped afterwards."""
-    admin = create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT")
+    admin = create_engine(POSTGRES_URL, isolation_level="AUTOCOMMIT", pool_pre_ping=True)
     name = f"digest_test_{uuid.uuid4().hex[:12]}"
     try:
         with admin.connect() as connection:

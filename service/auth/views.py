@@ -5,7 +5,7 @@ from datetime import datetime
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
-from service.api import ERROR_RESPONSES, SessionDep
+from service.api import ERROR_RESPONSES, DbId, SessionDep
 from service.auth import service
 from service.auth.models import ApiToken
 
@@ -56,7 +56,7 @@ def list_tokens(session: SessionDep) -> list[TokenOut]:
 
 
 @router.delete("/{token_id}", status_code=204)
-def revoke_token(token_id: int, session: SessionDep) -> Response:
+def revoke_token(token_id: DbId, session: SessionDep) -> Response:
     service.revoke(session, token_id)
     session.commit()
     return Response(status_code=204)

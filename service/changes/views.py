@@ -4,7 +4,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 
-from service.api import ERROR_RESPONSES, SessionDep
+from service.api import ERROR_RESPONSES, Offset, SessionDep
 from service.digests.service import build_draft
 from service.errors import InvalidInput
 from service.projects import service as projects
@@ -22,7 +22,7 @@ def list_changes(
     repo: str | None = None,
     timing: str | None = None,
     limit: Annotated[int, Query(ge=1, le=5000)] = 500,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> dict[str, Any]:
     """Changes of a window with their merge date, first releases and timing."""
     window = window_for(start, end)

@@ -7,7 +7,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
 
 from service import atom
-from service.api import ERROR_RESPONSES, SessionDep
+from service.api import ERROR_RESPONSES, DbId, SessionDep
 from service.curation.views import actor_of
 from service.database import utcnow
 from service.digests import publishing
@@ -135,7 +135,7 @@ def digests_feed(request: Request, session: SessionDep) -> Response:
     responses={200: {"content": {"application/json": {}, "text/markdown": {}, "text/html": {}}}},
 )
 def get_digest(
-    number: int,
+    number: DbId,
     session: SessionDep,
     format: Literal["json", "md", "html"] = "json",
     lang: Literal["zh", "en"] = "zh",

@@ -7,7 +7,7 @@ from fastapi.responses import Response
 from sqlalchemy import select
 
 from service import atom
-from service.api import ERROR_RESPONSES, SessionDep
+from service.api import ERROR_RESPONSES, Offset, SessionDep
 from service.breaking import release_breaking_changes
 from service.database import utcnow
 from service.digests.service import release_json
@@ -28,7 +28,7 @@ def list_releases(
     end: str | None = None,
     prerelease: bool | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Offset = 0,
 ) -> list[dict[str, Any]]:
     query = select(Release, Project).join(Project, Project.id == Release.project_id)
     if repo is not None:

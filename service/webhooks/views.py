@@ -6,7 +6,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from service.api import ERROR_RESPONSES, SessionDep
+from service.api import ERROR_RESPONSES, DbId, SessionDep
 from service.config import Settings
 from service.database import utcnow
 from service.events.models import SUBSCRIBABLE_EVENT_TYPES, Event, EventType
@@ -183,13 +183,13 @@ def list_subscriptions(session: SessionDep) -> Any:
 
 
 @router.get("/{subscription_id}", response_model=SubscriptionOut)
-def get_subscription(subscription_id: int, session: SessionDep) -> Any:
+def get_subscription(subscription_id: DbId, session: SessionDep) -> Any:
     return subscription_out(service.get_subscription(session, subscription_id))
 
 
 @router.patch("/{subscription_id}", response_model=SubscriptionOut)
 def update_subscription(
-    subscription_id: int, body: SubscriptionPatch, session: SessionDep, request: Request
+    subscription_id: DbId, body: SubscriptionPatch, session: SessionDep, request: Request
 ) -> Any:
     changes = body.model_dump(exclude_unset=True)
     _refuse_ping(body.events)
@@ -211,7 +211,7 @@ def update_subscription(
 
 
 @router.delete("/{subscription_id}", status_code=204)
-def delete_subscription(subscription_id: int, session: SessionDep) -> Response:
+def delete_subscription(subscription_id: DbId, session: SessionDep) -> Response:
     service.delete_subscription(session, subscription_id)
     session.commit()
     return Response(status_code=204)
@@ -219,7 +219,7 @@ def delete_subscription(subscription_id: int, session: SessionDep) -> Response:
 
 @router.get("/{subscription_id}/deliveries", response_model=list[DeliveryOut])
 def list_deliveries(
-    subscription_id: int,
+    subscription_id: DbId,
     session: SessionDep,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> list[DeliveryOut]:
@@ -234,7 +234,7 @@ def list_deliveries(
     response_model=DeliveryOut,
     status_code=202,
 )
-def redeliver(subscription_id: int, delivery_id: int, session: SessionDep) -> DeliveryOut:
+def redeliver(subscription_id: DbId, delivery_id: DbId, session: SessionDep) -> DeliveryOut:
     delivery = service.redeliver(session, subscription_id, delivery_id, utcnow())
     session.commit()
     event = session.get(Event, delivery.event_id)
@@ -243,7 +243,7 @@ def redeliver(subscription_id: int, delivery_id: int, session: SessionDep) -> De
 
 
 @router.post("/{subscription_id}/test", response_model=DeliveryOut, status_code=202)
-def send_test(subscription_id: int, session: SessionDep) -> DeliveryOut:
+def send_test(subscription_id: DbId, session: SessionDep) -> DeliveryOut:
     subscription = service.get_subscription(session, subscription_id)
     delivery = service.queue_ping(session, subscription, utcnow())
     session.commit()
