@@ -35,7 +35,12 @@ def configure_logging(level: str = "INFO", log_format: str | None = None) -> Non
     else:
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=level, handlers=[handler])
-    for chatty in ("httpx", "alembic.runtime.migration", "apscheduler.executors.default"):
+    for chatty in (
+        "httpx",
+        "alembic.runtime.migration",
+        "apscheduler.executors.default",
+        "apscheduler.scheduler",
+    ):
         logging.getLogger(chatty).setLevel(max(logging.WARNING, logging.getLogger().level))
 
 

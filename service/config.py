@@ -107,16 +107,17 @@ class Settings(BaseSettings):
         """What running without a token means, or None when a token is set."""
         if self.github_token:
             return None
-        cycles_per_hour = 3600 / self.poll_interval
-        idle_cost = 2 * tracked_projects * cycles_per_hour
-        affordable = int(UNAUTHENTICATED_REQUESTS_PER_HOUR / (2 * cycles_per_hour))
+        per_hour = 3600 / self.tokenless_pull_interval
+        idle = tracked_projects * per_hour
+        affordable = int(UNAUTHENTICATED_REQUESTS_PER_HOUR / per_hour)
         return (
-            "GITHUB_TOKEN is not set: GitHub allows 60 unauthenticated requests per hour. "
-            f"Polling every {self.poll_interval}s costs at least 2 requests per project per "
-            f"cycle (304s count without a token), so at most {affordable} project(s) can be "
-            f"tracked; {tracked_projects} tracked need about {idle_cost:.0f} requests/hour "
-            "when idle, and a first backfill needs many more. Set GITHUB_TOKEN "
-            "(5,000 requests/hour)."
+            "GITHUB_TOKEN is not set: GitHub allows 60 unauthenticated API requests per hour, "
+            "and without a token every request counts, 304s included. Release changes are "
+            "detected through github.com's releases.atom, which costs none; pull requests are "
+            f"polled every {self.tokenless_pull_interval}s per project, so at most "
+            f"{affordable} project(s) fit when idle ({tracked_projects} tracked need about "
+            f"{idle:.0f} requests/hour), and a first backfill needs many more. Set "
+            "GITHUB_TOKEN (5,000 requests/hour)."
         )
 
 
