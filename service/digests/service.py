@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Select, and_, or_, select
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import Session, aliased, defer
 
 from service.breaking import change_is_breaking, release_breaking_changes
 from service.changes.models import Change
@@ -80,11 +80,13 @@ def windowed_releases(session: Session, window: Window, repo_key: str | None) ->
 
 
 def _change_query() -> Select[Any]:
+    # a change row needs its first releases' tags and dates, never their (large) notes
     return (
         select(Change, Project, FirstRelease, FirstStable)
         .join(Project, Project.id == Change.project_id)
         .outerjoin(FirstRelease, FirstRelease.id == Change.first_release_id)
         .outerjoin(FirstStable, FirstStable.id == Change.first_stable_release_id)
+        .options(defer(FirstRelease.body), defer(FirstStable.body))
     )
 
 
