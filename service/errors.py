@@ -22,6 +22,16 @@ class UnprocessableInput(ServiceError):
     code = "unprocessable"
 
 
+class Unauthorized(ServiceError):
+    status_code = 401
+    code = "unauthorized"
+
+
+class Forbidden(ServiceError):
+    status_code = 403
+    code = "forbidden"
+
+
 class NotFoundError(ServiceError):
     status_code = 404
     code = "not_found"

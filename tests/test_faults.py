@@ -4,7 +4,6 @@ webhook receiver down for a (simulated) hour. Bounded, loopback only."""
 from __future__ import annotations
 
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from service.config import Settings
 from service.webhooks.worker import DeliveryWorker
 from tests.fake_github import FakeGitHub
-from tests.test_processes import digest_env, free_port, wait_until
+from tests.test_processes import digest_env, free_port, terminate, wait_until
 from tests.test_webhooks import (  # noqa: F401  (fixtures)
     FakeClock,
     Receiver,
@@ -82,12 +81,7 @@ def test_postgresql_restarted_under_serve_fails_cleanly_then_recovers(
             wait_until(answers("/v1/projects", 200), 60, "the service to recover by itself")
             assert http.get("/readyz").status_code == 200
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
+        terminate(process)
 
 
 def test_receiver_down_for_an_hour_gets_every_event_afterwards(

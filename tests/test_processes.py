@@ -49,6 +49,17 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def terminate(process: subprocess.Popen[str], timeout: float = 20) -> str:
+    """SIGTERM a service process, wait a bounded time (then kill it); returns its stderr."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        _, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        _, stderr = process.communicate()
+    return stderr or ""
+
+
 def wipe_projects(factory: sessionmaker[Session]) -> None:
     with factory.begin() as session:
         for project in session.scalars(select(Project)):
@@ -164,12 +175,7 @@ def test_serve_adds_a_project_backfills_it_and_serves_the_draft(
             assert items[2]["timing"] == "released_merged_earlier"
             assert items[4]["first_stable_release"]["tag"] == "v1.1.0"
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            _, stderr = process.communicate(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            _, stderr = process.communicate()
+        stderr = terminate(process, timeout=15)
     # uvicorn shuts down gracefully, then re-raises SIGTERM so the exit status tells why.
     assert process.returncode in (0, -signal.SIGTERM), stderr[-2000:]
     assert "Application shutdown complete" in stderr

@@ -22,7 +22,7 @@ from service.sync.service import ProjectSyncer
 from tests.conftest import make_test_client
 from tests.fake_github import FakeGitHub
 from tests.store_snapshot import snapshot, track
-from tests.test_processes import digest_env, wait_until
+from tests.test_processes import digest_env, terminate, wait_until
 from tests.test_sync import load_history
 
 NOW = datetime(2026, 10, 8, tzinfo=UTC)
@@ -162,9 +162,4 @@ def test_a_worker_killed_mid_sync_loses_its_lease_and_another_finishes_the_same_
         # it waited for the dead worker's lease to expire before taking the project over
         assert time.monotonic() - killed_at >= 3
     finally:
-        second.send_signal(signal.SIGTERM)
-        try:
-            second.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            second.kill()
-            second.communicate()
+        terminate(second)

@@ -9,7 +9,7 @@ import logging
 from fastapi import Request
 
 from service.auth import service as tokens
-from service.errors import ServiceError
+from service.errors import Forbidden, Unauthorized
 
 log = logging.getLogger(__name__)
 
@@ -19,16 +19,6 @@ class Access(enum.Enum):
     READ = "read"  # open, or a reader token when DIGEST_READS_NEED_TOKEN is set
     EDITOR = "editor"
     ADMIN = "admin"
-
-
-class Unauthorized(ServiceError):
-    status_code = 401
-    code = "unauthorized"
-
-
-class Forbidden(ServiceError):
-    status_code = 403
-    code = "forbidden"
 
 
 READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
