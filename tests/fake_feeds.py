@@ -15,18 +15,18 @@ import hashlib
 import json
 import random
 import re
-import socket
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 from packaging.utils import canonicalize_name
+
+from tests.loopback import LoopbackServer, TrackedHandler
 
 WEB_URL = "https://github.com"
 PYPI_FILES = "https://files.pythonhosted.org/packages"
@@ -302,38 +302,20 @@ class Route:
     chunk: int = 65536
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
+class _Server(LoopbackServer):
     def __init__(self, fake: FakeFeeds) -> None:
         self.fake = fake
-        self.connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(TrackedHandler):
     server_version = "fake-feeds"
-    sys_version = ""
     server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with self.server.connections_lock:
-            self.server.connections.add(self.connection)
 
     def handle(self) -> None:
         # Clients that stop reading (size caps, timeouts) hang up mid-connection.
         with contextlib.suppress(ConnectionResetError, BrokenPipeError):
             super().handle()
-
-    def finish(self) -> None:
-        with self.server.connections_lock:
-            self.server.connections.discard(self.connection)
-        with contextlib.suppress(OSError):
-            super().finish()
 
     def do_GET(self) -> None:
         fake = self.server.fake
@@ -429,7 +411,6 @@ class FakeFeeds:
         self._lock = threading.RLock()
         self._stopping = threading.Event()
         self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -437,15 +418,7 @@ class FakeFeeds:
         if self._server is None:
             self._stopping.clear()
             self._server = _Server(self)
-            port = self._server.server_address[1]
-            self.base_url = f"http://127.0.0.1:{port}"
-            self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.05},
-                name=f"fake-feeds-{port}",
-                daemon=True,
-            )
-            self._thread.start()
+            self.base_url = self._server.start("fake-feeds")
         return self.base_url
 
     def stop(self) -> None:
@@ -453,15 +426,7 @@ class FakeFeeds:
         if server is None:
             return
         self._stopping.set()
-        server.shutdown()
-        with server.connections_lock:
-            for conn in list(server.connections):
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=1)
-            self._thread = None
+        server.stop()
 
     def __enter__(self) -> FakeFeeds:
         self.start()

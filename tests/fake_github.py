@@ -8,7 +8,6 @@ model of repositories (a commit DAG with branches and tags, releases, pull reque
 from __future__ import annotations
 
 import base64
-import contextlib
 import email.utils
 import hashlib
 import heapq
@@ -16,7 +15,6 @@ import json
 import math
 import random
 import re
-import socket
 import threading
 import time
 import zlib
@@ -24,9 +22,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
+
+from tests.loopback import LoopbackServer, TrackedHandler
 
 Timestamp = datetime | str
 
@@ -804,35 +803,17 @@ class FakeRepo:
         }
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
+class _Server(LoopbackServer):
     fake: FakeGitHub
 
     def __init__(self, fake: FakeGitHub) -> None:
         self.fake = fake
-        self.connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(TrackedHandler):
     server_version = "github.com"
-    sys_version = ""
     server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body go out in two writes; without this, Nagle plus delayed ACK
-        # adds ~40 ms to many keep-alive requests.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with self.server.connections_lock:
-            self.server.connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.server.connections_lock:
-            self.server.connections.discard(self.connection)
-        super().finish()
 
     def do_GET(self) -> None:
         self._serve(send_body=True)
@@ -906,36 +887,17 @@ class FakeGitHub:
         self._anon_bucket = _Bucket()
         self._request_counter = 0
         self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
 
     def start(self) -> str:
         if self._server is None:
             self._server = _Server(self)
-            port = self._server.server_address[1]
-            self.base_url = f"http://127.0.0.1:{port}"
-            self._thread = threading.Thread(
-                target=self._server.serve_forever,
-                kwargs={"poll_interval": 0.05},
-                name=f"fake-github-{port}",
-                daemon=True,
-            )
-            self._thread.start()
+            self.base_url = self._server.start("fake-github")
         return self.base_url
 
     def stop(self) -> None:
         server, self._server = self._server, None
-        if server is None:
-            return
-        server.shutdown()
-        # Keep-alive connections would otherwise go on being served after stop().
-        with server.connections_lock:
-            for conn in list(server.connections):
-                with contextlib.suppress(OSError):
-                    conn.shutdown(socket.SHUT_RDWR)
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=1)
-            self._thread = None
+        if server is not None:
+            server.stop()
 
     def __enter__(self) -> FakeGitHub:
         self.start()

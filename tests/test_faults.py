@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -18,7 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from service.config import Settings
 from service.webhooks.worker import DeliveryWorker
 from tests.fake_github import FakeGitHub
-from tests.test_processes import digest_env, free_port, terminate, wait_until
+from tests.test_processes import digest_env, free_port, start_digest, terminate, wait_until
 from tests.test_webhooks import (  # noqa: F401  (fixtures)
     FakeClock,
     Receiver,
@@ -47,13 +46,13 @@ def test_postgresql_restarted_under_serve_fails_cleanly_then_recovers(
         pytest.skip("no local PostgreSQL cluster to restart")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--port", str(port)],
+    process = start_digest(
+        "serve",
+        "--port",
+        str(port),
         env=digest_env(settings, fake_github, DIGEST_POLL_INTERVAL="3600"),
         cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
+        keep_stderr=True,
     )
     try:
         with httpx.Client(base_url=base, timeout=10) as http:

@@ -49,6 +49,21 @@ def wait_until(condition: Callable[[], bool], timeout: float, what: str) -> None
     raise AssertionError(f"timed out after {timeout}s waiting for {what}")
 
 
+def start_digest(
+    *args: str, env: dict[str, str], cwd: Path, keep_stderr: bool = False
+) -> subprocess.Popen[str]:
+    """``digest <args>`` in its own process; its stderr is kept (read it with ``terminate``)
+    or dropped, so that a process nobody reads from never blocks on a full pipe."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "service", *args],
+        env=env,
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE if keep_stderr else subprocess.DEVNULL,
+        text=True,
+    )
+
+
 def terminate(process: subprocess.Popen[str], timeout: float = 20) -> str:
     """SIGTERM a service process, wait a bounded time (then kill it); returns its stderr."""
     process.send_signal(signal.SIGTERM)
@@ -88,13 +103,7 @@ def test_sync_killed_mid_pass_and_restarted_loses_nothing_and_duplicates_nothing
     fake_github.latency = 0.02
     for kill_after in (4, clean_requests // 2):
         fake_github.reset_log()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "service", "sync"],
-            env=env,
-            cwd=tmp_path,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        process = start_digest("sync", env=env, cwd=tmp_path)
         try:
             wait_until(
                 lambda n=kill_after: len(fake_github.requests) >= n, 60, f"{kill_after} requests"
@@ -140,14 +149,7 @@ def test_serve_adds_a_project_backfills_it_and_serves_the_draft(
     assert token.startswith("dgt_")
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--port", str(port)],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = start_digest("serve", "--port", str(port), env=env, cwd=tmp_path, keep_stderr=True)
     try:
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=base, timeout=5, headers=headers) as http:

@@ -4,8 +4,6 @@ with SIGKILL losing its leases to the others, and SQLite staying single-worker."
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -22,7 +20,7 @@ from service.sync.service import ProjectSyncer
 from tests.conftest import make_test_client
 from tests.fake_github import FakeGitHub
 from tests.store_snapshot import snapshot, track
-from tests.test_processes import digest_env, terminate, wait_until
+from tests.test_processes import digest_env, start_digest, terminate, wait_until
 from tests.test_sync import load_history
 
 NOW = datetime(2026, 10, 8, tzinfo=UTC)
@@ -135,13 +133,7 @@ def test_a_worker_killed_mid_sync_loses_its_lease_and_another_finishes_the_same_
     env = digest_env(settings, fake_github, DIGEST_LEASE_SECONDS="5", DIGEST_POLL_INTERVAL="3600")
     fake_github.latency = 0.02
     fake_github.reset_log()
-    first = subprocess.Popen(
-        [sys.executable, "-m", "service", "worker"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    first = start_digest("worker", env=env, cwd=tmp_path)
     try:
         wait_until(lambda: len(fake_github.requests) >= 8, 60, "the first worker to be mid-sync")
         first.send_signal(signal.SIGKILL)
@@ -149,14 +141,7 @@ def test_a_worker_killed_mid_sync_loses_its_lease_and_another_finishes_the_same_
         first.wait(timeout=10)
     killed_at = time.monotonic()
     fake_github.latency = 0.0
-    second = subprocess.Popen(
-        [sys.executable, "-m", "service", "worker"],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    second = start_digest("worker", env=env, cwd=tmp_path, keep_stderr=True)
     try:
         wait_until(lambda: snapshot(factory) == expected, 90, "the second worker to finish")
         # it waited for the dead worker's lease to expire before taking the project over
