@@ -113,15 +113,34 @@ def stored_etag(session: Session, url: str) -> str | None:
     return validator.etag if validator else None
 
 
-def save_etag(session: Session, project_id: int, url: str, etag: str | None, now: datetime) -> None:
-    if not etag:
-        return
+def save_validators(
+    session: Session,
+    project_id: int,
+    url: str,
+    etag: str | None,
+    last_modified: str | None,
+    now: datetime,
+) -> None:
+    """Keep the conditional-GET validators of a URL (rewritten only when they changed)."""
     validator = session.get(HttpValidator, url)
     if validator is None:
-        session.add(HttpValidator(url=url, project_id=project_id, etag=etag, updated_at=now))
-    elif validator.etag != etag:
-        validator.etag = etag
-        validator.updated_at = now
+        session.add(
+            HttpValidator(
+                url=url,
+                project_id=project_id,
+                etag=etag,
+                last_modified=last_modified,
+                updated_at=now,
+            )
+        )
+    elif (validator.etag, validator.last_modified) != (etag, last_modified):
+        validator.etag, validator.last_modified, validator.updated_at = etag, last_modified, now
+
+
+def save_etag(session: Session, project_id: int, url: str, etag: str | None, now: datetime) -> None:
+    """The API answers carry an ETag only; a response without one keeps the stored one."""
+    if etag:
+        save_validators(session, project_id, url, etag, None, now)
 
 
 def record_success(session: Session, project_id: int, resource: str, now: datetime) -> None:
@@ -530,29 +549,6 @@ def counts_as_release(entry: CatalogProject, tag: str) -> bool:
     if entry.line_for(tag) is None:
         return False
     return entry.nightly_releases or not parse_tag(tag).nightly
-
-
-def save_validators(
-    session: Session,
-    project_id: int,
-    url: str,
-    etag: str | None,
-    last_modified: str | None,
-    now: datetime,
-) -> None:
-    validator = session.get(HttpValidator, url)
-    if validator is None:
-        session.add(
-            HttpValidator(
-                url=url,
-                project_id=project_id,
-                etag=etag,
-                last_modified=last_modified,
-                updated_at=now,
-            )
-        )
-    else:
-        validator.etag, validator.last_modified, validator.updated_at = etag, last_modified, now
 
 
 def _validator_key(url: str) -> str:
