@@ -264,6 +264,31 @@ def sync(repo: str | None) -> None:
 
 
 @main.command()
+@click.option("--batch", default=1000, show_default=True, help="changes per transaction")
+def reanalyze(batch: int) -> None:
+    """Re-analyse every change stored under another taxonomy or classifier version (the
+    worker also does it, a batch at a time)."""
+    from service import analysis
+    from service.database import transaction
+
+    settings = get_settings()
+    factory = open_store(settings)
+    taxonomy = load_taxonomy(settings)
+    with factory() as session:
+        stale = analysis.count_stale(session, taxonomy)
+    done = 0
+    with click.progressbar(length=stale, label="re-analysing", file=sys.stderr) as bar:
+        while True:
+            with transaction(factory) as session:
+                count = analysis.refresh_stale(session, taxonomy, max(batch, 1))
+            done += count
+            bar.update(count)
+            if count == 0:
+                break
+    click.echo(f"{done} change(s) re-analysed; version {analysis.analysis_version(taxonomy)}")
+
+
+@main.command()
 @click.option("--start", required=True, help="first day, YYYY-MM-DD (UTC)")
 @click.option("--end", required=True, help="last day, YYYY-MM-DD (UTC, inclusive)")
 @click.option("--format", "output", type=click.Choice(["json", "md"]), default="json")

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from connectors.feeds import FeedClient
 from connectors.github import GitHubClient
 from connectors.pypi import PyPIClient
+from service import analysis
 from service.config import Settings
 from service.database import transaction, utcnow
 from service.leases import service as leases
@@ -33,6 +34,10 @@ log = logging.getLogger(__name__)
 MAX_BACKOFF = timedelta(hours=6)
 SQLITE_WORKER = "store:sqlite-worker"
 REQUEST_CHECK_SECONDS = 5
+REANALYSIS_CHECK_SECONDS = 60
+REANALYSIS_LEASE = "store:reanalysis"
+REANALYSIS_BATCH = 500
+REANALYSIS_BUDGET_SECONDS = 20.0
 
 
 def make_client(settings: Settings) -> GitHubClient:
@@ -102,6 +107,14 @@ class Poller:
                 next_run_time=self.clock(),
             )
         self.scheduler.add_job(
+            self.run_reanalysis,
+            IntervalTrigger(seconds=REANALYSIS_CHECK_SECONDS),
+            id="reanalysis",
+            name="changes analysed under another taxonomy version",
+            replace_existing=True,
+            next_run_time=self.clock(),
+        )
+        self.scheduler.add_job(
             self.run_requested,
             IntervalTrigger(seconds=REQUEST_CHECK_SECONDS),
             id="requested-syncs",
@@ -109,6 +122,29 @@ class Poller:
             replace_existing=True,
         )
         self.scheduler.start()
+
+    def run_reanalysis(self) -> int:
+        """Re-analyse changes stored under another taxonomy or classifier version, in
+        batches of one transaction each, for at most a budget of time per run; one worker
+        at a time does it."""
+        if not leases.claim(
+            self.factory, REANALYSIS_LEASE, self.identity, self.lease_ttl, self.clock()
+        ):
+            return 0
+        done = 0
+        deadline = time.monotonic() + REANALYSIS_BUDGET_SECONDS
+        try:
+            while time.monotonic() < deadline:
+                with transaction(self.factory) as session:
+                    count = analysis.refresh_stale(session, self.syncer.taxonomy, REANALYSIS_BATCH)
+                done += count
+                if count < REANALYSIS_BATCH:
+                    break
+        finally:
+            leases.release(self.factory, REANALYSIS_LEASE, self.identity)
+        if done:
+            log.info("re-analysed %d changes", done, extra={"changes": done})
+        return done
 
     def _claim_sqlite_store(self) -> None:
         """SQLite mode is one worker: a second one is refused with a clear message."""

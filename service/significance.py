@@ -15,14 +15,14 @@ SIGNAL_LABELS = frozenset({"highlight", "feature", "new feature", "performance",
 def score_change(
     classification: Classification,
     *,
-    timing: Timing | None,
     breaking: bool,
     claims: Sequence[Claim],
     labels: Sequence[str],
     body: str,
-    shipped_stable: bool,
     taxonomy: Taxonomy,
 ) -> tuple[float, list[str]]:
+    """The part of a change's score that depends on the change alone, not on a window;
+    ``with_timing`` adds what the window says of it."""
     score = 1.0
     reasons: list[str] = []
     if classification.noise:
@@ -34,11 +34,6 @@ def score_change(
     if "model_support" in classification.themes:
         score += 2
         reasons.append("new model support")
-    if timing in (Timing.MERGED_AND_RELEASED, Timing.RELEASED_MERGED_EARLIER):
-        score += 1.5 if shipped_stable else 1
-        reasons.append(
-            "shipped in a stable release" if shipped_stable else "shipped in a pre-release"
-        )
     if claims:
         score += 1.5
         reasons.append(f"reports performance numbers ({claims[0].value})")
@@ -61,3 +56,17 @@ def score_change(
         score -= 0.5
         reasons.append("bug fix")
     return round(score, 2), reasons
+
+
+def with_timing(
+    score: float, reasons: Sequence[str], timing: Timing | None, shipped_stable: bool
+) -> tuple[float, list[str]]:
+    """A change's score in a window: shipping in it counts, more so in a stable release."""
+    if timing not in (Timing.MERGED_AND_RELEASED, Timing.RELEASED_MERGED_EARLIER):
+        return score, list(reasons)
+    points, reason = (
+        (1.5, "shipped in a stable release")
+        if shipped_stable
+        else (1.0, "shipped in a pre-release")
+    )
+    return round(score + points, 2), [*reasons, reason]

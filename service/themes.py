@@ -9,6 +9,7 @@ keywords on word boundaries, and the project's category.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -105,6 +106,7 @@ class Taxonomy:
     themes: tuple[Theme, ...]
     noise: tuple[NoiseRule, ...]
     families: tuple[ModelFamily, ...]
+    version: str = ""  # a digest of the files it was read from
 
     def theme(self, key: str) -> Theme | None:
         return next((t for t in self.themes if t.key == key), None)
@@ -317,7 +319,8 @@ def load_taxonomy(themes_text: str, models_text: str, source: str = "taxonomy") 
         )
         for f in models.get("families", [])
     )
-    return Taxonomy(tuple(themes), noise, families)
+    digest = hashlib.sha256(f"{themes_text}\0{models_text}".encode()).hexdigest()[:16]
+    return Taxonomy(tuple(themes), noise, families, version=digest)
 
 
 def _packaged(name: str) -> str:

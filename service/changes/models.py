@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import JSON, BigInteger, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, Boolean, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -22,6 +22,7 @@ class Change(Base):
         # with merged_at, "shipped in the window, merged before it" is one index range
         Index("ix_changes_first_release_merged", "first_release_id", "merged_at"),
         Index("ix_changes_first_stable_merged", "first_stable_release_id", "merged_at"),
+        Index("ix_changes_analysis_version", "analysis_version"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -45,3 +46,8 @@ class Change(Base):
     first_stable_release_id: Mapped[int | None] = mapped_column(
         ForeignKey("releases.id", ondelete="SET NULL")
     )
+    # what service.analysis made of the change, and with which taxonomy version
+    analysis: Mapped[str | None] = mapped_column(Text)
+    analysis_version: Mapped[str | None] = mapped_column(String(32))
+    noise: Mapped[str | None] = mapped_column(String(40))
+    breaking: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())

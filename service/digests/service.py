@@ -7,28 +7,35 @@ the window's changes — merged in it, or merged earlier and shipped in it — e
 
 from __future__ import annotations
 
+import logging
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, or_, select
-from sqlalchemy.orm import Session, aliased, defer
+from sqlalchemy import Row, and_, or_, select, tuple_
+from sqlalchemy.orm import Session, defer
 
-from service.breaking import change_is_breaking, release_breaking_changes
+from service.analysis import (
+    ChangeAnalysis,
+    analysis_version,
+    analyze_change,
+    release_analysis,
+)
 from service.changes.models import Change
-from service.claims import change_claims, claims_in
+from service.claims import change_claims
 from service.curation import service as curation
 from service.digests.models import PublishedDigest, PublishedItem
 from service.posts import service as posts
 from service.posts.models import Feed, Post
 from service.projects.models import Project
 from service.releases.models import PackageAvailability, Release
-from service.significance import score_change
+from service.significance import with_timing
 from service.themes import OTHER, Taxonomy, classify, default_taxonomy
 from service.windows import Timing, Window, iso_utc, timing_of
 
-FirstRelease = aliased(Release, name="first_release")
-FirstStable = aliased(Release, name="first_stable_release")
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -38,19 +45,8 @@ class DraftOptions:
     model: str | None = None
 
 
-def release_ref(release: Release | None) -> dict[str, Any] | None:
-    if release is None:
-        return None
-    return {
-        "tag": release.tag,
-        "version": release.version,
-        "published_at": iso_utc(release.published_at),
-        "prerelease": release.prerelease,
-        "url": release.url,
-    }
-
-
-def release_json(release: Release, project: Project) -> dict[str, Any]:
+def release_json(release: Release, project: Project, taxonomy: Taxonomy) -> dict[str, Any]:
+    analysis = release_analysis(release, taxonomy)
     return {
         "key": curation.release_key(project.repo, release.tag),
         "repo": project.repo,
@@ -62,8 +58,8 @@ def release_json(release: Release, project: Project) -> dict[str, Any]:
         "published_at": iso_utc(release.published_at),
         "prerelease": release.prerelease,
         "url": release.url,
-        "breaking_changes": release_breaking_changes(release.body),
-        "claims": [c.as_json() for c in claims_in(release.body, "release_notes")],
+        "breaking_changes": list(analysis.breaking_changes),
+        "claims": [dict(c) for c in analysis.claims],
     }
 
 
@@ -71,6 +67,7 @@ def windowed_releases(session: Session, window: Window, repo_key: str | None) ->
     query = (
         select(Release, Project)
         .join(Project, Project.id == Release.project_id)
+        .options(defer(Release.body))  # read only if its stored analysis is out of date
         .where(Release.published_at >= window.start, Release.published_at < window.end)
         .order_by(Release.published_at, Release.id)
     )
@@ -79,21 +76,60 @@ def windowed_releases(session: Session, window: Window, repo_key: str | None) ->
     return list(session.execute(query))
 
 
-def _change_query() -> Select[Any]:
-    # a change row needs its first releases' tags and dates, never their (large) notes
-    return (
-        select(Change, Project, FirstRelease, FirstStable)
-        .join(Project, Project.id == Change.project_id)
-        .outerjoin(FirstRelease, FirstRelease.id == Change.first_release_id)
-        .outerjoin(FirstStable, FirstStable.id == Change.first_stable_release_id)
-        .options(defer(FirstRelease.body), defer(FirstStable.body))
+CHANGE_COLUMNS = (
+    Change.id,
+    Change.project_id,
+    Change.number,
+    Change.title,
+    Change.url,
+    Change.author,
+    Change.labels,
+    Change.merged_at,
+    Change.first_release_id,
+    Change.first_stable_release_id,
+    Change.analysis,
+    Change.analysis_version,
+    Change.noise,
+    Change.breaking,
+)
+
+
+@dataclass(frozen=True)
+class ProjectRef:
+    repo: str
+    name: str
+    category: str | None
+
+
+@dataclass(frozen=True)
+class ReleaseRef:
+    tag: str
+    version: str
+    published_at: datetime
+    prerelease: bool
+    url: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "tag": self.tag,
+            "version": self.version,
+            "published_at": iso_utc(self.published_at),
+            "prerelease": self.prerelease,
+            "url": self.url,
+        }
+
+
+def release_ref(release: Release) -> ReleaseRef:
+    return ReleaseRef(
+        release.tag, release.version, release.published_at, release.prerelease, release.url
     )
 
 
 def windowed_changes(
-    session: Session, window: Window, release_ids: list[int], repo_key: str | None
-) -> list[Any]:
-    """Changes merged in the window, and changes merged earlier but shipped in it."""
+    session: Session, window: Window, release_ids: list[int], project_id: int | None
+) -> list[Row[Any]]:
+    """Changes merged in the window, and changes merged earlier but shipped in it: the
+    columns a draft shows, never bodies."""
     merged_in_window = and_(Change.merged_at >= window.start, Change.merged_at < window.end)
     condition = merged_in_window
     if release_ids:
@@ -105,61 +141,158 @@ def windowed_changes(
             ),
         )
         condition = or_(merged_in_window, shipped_in_window)
-    query = _change_query().where(condition)
-    if repo_key is not None:
-        query = query.where(Project.repo_key == repo_key)
+    query = select(*CHANGE_COLUMNS).where(condition)
+    if project_id is not None:
+        query = query.where(Change.project_id == project_id)
     return list(session.execute(query))
 
 
-def change_item(
-    change: Change,
-    project: Project,
-    first: Release | None,
-    first_stable: Release | None,
-    timing: Timing | None,
-    taxonomy: Taxonomy,
-) -> dict[str, Any]:
-    labels = list(change.labels or [])
-    breaking = change_is_breaking(change.title, labels, change.body)
-    classification = classify(
-        change.title, labels, project.category, breaking=breaking, taxonomy=taxonomy
+def project_refs(session: Session, ids: Iterable[int]) -> dict[int, ProjectRef]:
+    wanted = set(ids)
+    if not wanted:
+        return {}
+    rows = session.execute(
+        select(Project.id, Project.repo, Project.name, Project.category).where(
+            Project.id.in_(wanted)
+        )
     )
-    claims = change_claims(change.title, change.body)
-    score, reasons = score_change(
-        classification,
-        timing=timing,
-        breaking=breaking,
-        claims=claims,
-        labels=labels,
-        body=change.body,
-        shipped_stable=first_stable is not None,
-        taxonomy=taxonomy,
+    return {row.id: ProjectRef(row.repo, row.name, row.category) for row in rows}
+
+
+def release_refs(
+    session: Session, ids: Iterable[int | None], known: dict[int, ReleaseRef]
+) -> dict[int, ReleaseRef]:
+    """Release id → its reference, reading only the releases not already ``known``."""
+    refs = dict(known)
+    missing = {i for i in ids if i is not None and i not in refs}
+    if missing:
+        for row in session.execute(
+            select(
+                Release.id,
+                Release.tag,
+                Release.version,
+                Release.published_at,
+                Release.prerelease,
+                Release.url,
+            ).where(Release.id.in_(missing))
+        ):
+            refs[row.id] = ReleaseRef(
+                row.tag, row.version, row.published_at, row.prerelease, row.url
+            )
+    return refs
+
+
+def change_analyses(
+    session: Session, rows: Sequence[Row[Any]], projects: dict[int, ProjectRef], taxonomy: Taxonomy
+) -> dict[int, ChangeAnalysis]:
+    """Change id → its analysis: the stored one, or, for a change stored under another
+    taxonomy version (until the worker re-analyses it), one made now."""
+    version = analysis_version(taxonomy)
+    found: dict[int, ChangeAnalysis] = {}
+    stale: list[int] = []
+    for row in rows:
+        if row.analysis_version == version and row.analysis is not None:
+            found[row.id] = ChangeAnalysis.from_columns(row.analysis, row.noise, row.breaking)
+        else:
+            stale.append(row.id)
+    if stale:
+        log.info(
+            "%d change(s) stored under another analysis version; analysing them now",
+            len(stale),
+            extra={"changes": len(stale)},
+        )
+        for start in range(0, len(stale), 500):
+            for row in session.execute(
+                select(
+                    Change.id, Change.project_id, Change.title, Change.labels, Change.body
+                ).where(Change.id.in_(stale[start : start + 500]))
+            ):
+                project = projects.get(row.project_id)
+                found[row.id] = analyze_change(
+                    row.title,
+                    row.labels or [],
+                    row.body,
+                    project.category if project else None,
+                    taxonomy,
+                )
+    return found
+
+
+def change_item(
+    row: Row[Any],
+    project: ProjectRef,
+    analysis: ChangeAnalysis,
+    first: ReleaseRef | None,
+    first_stable: ReleaseRef | None,
+    timing: Timing | None,
+) -> dict[str, Any]:
+    score, reasons = with_timing(
+        analysis.score, analysis.reasons, timing, shipped_stable=first_stable is not None
     )
     return {
         "kind": "pull_request",
-        "key": curation.pull_request_key(project.repo, change.number),
+        "key": curation.pull_request_key(project.repo, row.number),
         "repo": project.repo,
         "project": project.name,
-        "number": change.number,
-        "title": change.title,
-        "url": change.url,
-        "author": change.author,
-        "labels": labels,
-        "merged_at": iso_utc(change.merged_at),
-        "first_release": release_ref(first),
-        "first_stable_release": release_ref(first_stable),
+        "number": row.number,
+        "title": row.title,
+        "url": row.url,
+        "author": row.author,
+        "labels": list(row.labels or []),
+        "merged_at": iso_utc(row.merged_at),
+        "first_release": first.as_json() if first else None,
+        "first_stable_release": first_stable.as_json() if first_stable else None,
         "timing": timing.value if timing else None,
-        "themes": list(classification.themes),
-        "primary_theme": classification.primary,
-        "models": list(classification.models),
-        "noise": classification.noise,
-        "breaking": breaking,
-        "claims": [c.as_json() for c in claims],
+        "themes": list(analysis.themes),
+        "primary_theme": analysis.primary,
+        "models": list(analysis.models),
+        "noise": analysis.noise,
+        "breaking": analysis.breaking,
+        "claims": [dict(c) for c in analysis.claims],
         "score": score,
         "reasons": reasons,
         "previously_reported": None,
-        "sources": [change.url] if change.url else [],
+        "sources": [row.url] if row.url else [],
     }
+
+
+def change_items(
+    session: Session,
+    rows: Sequence[Row[Any]],
+    window: Window | None,
+    taxonomy: Taxonomy,
+    known_releases: dict[int, ReleaseRef],
+) -> list[dict[str, Any]]:
+    """Draft items of change rows; with a window, only those it says something of (R3)."""
+    projects = project_refs(session, (row.project_id for row in rows))
+    releases = release_refs(
+        session,
+        (i for row in rows for i in (row.first_release_id, row.first_stable_release_id)),
+        known_releases,
+    )
+    analyses = change_analyses(session, rows, projects, taxonomy)
+    items = []
+    for row in rows:
+        first = releases.get(row.first_release_id) if row.first_release_id else None
+        first_stable = (
+            releases.get(row.first_stable_release_id) if row.first_stable_release_id else None
+        )
+        timing = None
+        if window is not None:
+            timing = timing_of(
+                window,
+                row.merged_at,
+                first.published_at if first else None,
+                first_stable.published_at if first_stable else None,
+            )
+            if timing is None:
+                continue
+        items.append(
+            change_item(
+                row, projects[row.project_id], analyses[row.id], first, first_stable, timing
+            )
+        )
+    return items
 
 
 def post_item(post: Post, feed: Feed, taxonomy: Taxonomy) -> dict[str, Any]:
@@ -226,6 +359,26 @@ def _short_series(first: Release, latest: Release) -> str:
     return f"{first.version} → {tail}"
 
 
+def earlier_prereleases(
+    session: Session, lines: list[tuple[int, str]], window: Window
+) -> dict[tuple[int, str], list[str]]:
+    """(project id, version line) → tags of its pre-releases published before the window."""
+    found: dict[tuple[int, str], list[str]] = defaultdict(list)
+    for start in range(0, len(lines), 200):
+        rows = session.execute(
+            select(Release.project_id, Release.version_line, Release.tag)
+            .where(
+                tuple_(Release.project_id, Release.version_line).in_(lines[start : start + 200]),
+                Release.prerelease.is_(True),
+                Release.published_at < window.start,
+            )
+            .order_by(Release.published_at, Release.id)
+        )
+        for project_id, line, tag in rows:
+            found[(project_id, line)].append(tag)
+    return found
+
+
 def version_table(
     session: Session, release_rows: list[Any], window: Window
 ) -> tuple[list[dict[str, Any]], dict[int, dict[str, Any]]]:
@@ -235,25 +388,15 @@ def version_table(
         grouped[(project.id, release.version_line)].append((release, project))
     rows: list[dict[str, Any]] = []
     series_by_release: dict[int, dict[str, Any]] = {}
+    earlier = earlier_prereleases(session, list(grouped), window)
     for (project_id, line), members in grouped.items():
         releases = [r for r, _ in members]
         project = members[0][1]
         first, latest = releases[0], releases[-1]
-        earlier_prereleases = list(
-            session.scalars(
-                select(Release.tag)
-                .where(
-                    Release.project_id == project_id,
-                    Release.version_line == line,
-                    Release.prerelease.is_(True),
-                    Release.published_at < window.start,
-                )
-                .order_by(Release.published_at)
-            )
-        )
+        earlier_prereleases_of_line = earlier.get((project_id, line), [])
         if latest.prerelease:
             status = "prerelease"
-        elif earlier_prereleases:
+        elif earlier_prereleases_of_line:
             status = "rc_to_stable"
         else:
             status = "stable"
@@ -263,7 +406,7 @@ def version_table(
             "latest": latest.tag,
             "stable": not latest.prerelease,
             "status": status,
-            "earlier_prereleases": earlier_prereleases,
+            "earlier_prereleases": earlier_prereleases_of_line,
             "text": _short_series(first, latest),
         }
         for release in releases:
@@ -279,7 +422,7 @@ def version_table(
                 "published_at": iso_utc(latest.published_at),
                 "status": status,
                 "iterations": len(releases),
-                "earlier_prereleases": earlier_prereleases,
+                "earlier_prereleases": earlier_prereleases_of_line,
                 "url": latest.url,
             }
         )
@@ -374,7 +517,7 @@ def build_draft(
     availability = pypi_status(session, release_rows)
     releases = []
     for release, project in release_rows:
-        entry = release_json(release, project)
+        entry = release_json(release, project, taxonomy)
         entry["series"] = series[release.id]
         entry["pypi"] = availability.get(release.id, [])
         # "released on GitHub, not yet installable from PyPI" (seed 000)
@@ -390,18 +533,19 @@ def build_draft(
         )
         row["not_on_pypi_yet"] = latest["not_on_pypi_yet"]
 
-    all_items = []
-    for change, project, first, first_stable in windowed_changes(
-        session, window, [release.id for release, _ in release_rows], repo_key
-    ):
-        timing = timing_of(
-            window,
-            change.merged_at,
-            first.published_at if first else None,
-            first_stable.published_at if first_stable else None,
-        )
-        if timing is not None:
-            all_items.append(change_item(change, project, first, first_stable, timing, taxonomy))
+    project_id = (
+        session.scalar(select(Project.id).where(Project.repo_key == repo_key)) if repo_key else None
+    )
+    change_rows = windowed_changes(
+        session, window, [release.id for release, _ in release_rows], project_id
+    )
+    all_items = change_items(
+        session,
+        change_rows,
+        window,
+        taxonomy,
+        {release.id: release_ref(release) for release, _ in release_rows},
+    )
     for post, feed in posts.window_posts(session, window):
         if repo_key is None or repo_key in {p.lower() for p in feed.projects or []}:
             all_items.append(post_item(post, feed, taxonomy))
@@ -465,12 +609,17 @@ def release_changes_by_theme(
 ) -> list[dict[str, Any]]:
     """The changes a release first shipped (first release or first stable release), by theme."""
     taxonomy = taxonomy or default_taxonomy()
-    rows = session.execute(
-        _change_query().where(
-            or_(Change.first_release_id == release_id, Change.first_stable_release_id == release_id)
+    rows = list(
+        session.execute(
+            select(*CHANGE_COLUMNS).where(
+                or_(
+                    Change.first_release_id == release_id,
+                    Change.first_stable_release_id == release_id,
+                )
+            )
         )
     )
-    items = [change_item(c, p, f, s, None, taxonomy) for c, p, f, s in rows]
+    items = change_items(session, rows, None, taxonomy, {})
     items.sort(key=lambda i: (-i["score"], i["merged_at"], i["number"]))
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for item in items:

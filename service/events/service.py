@@ -19,7 +19,7 @@ from sqlalchemy import event as orm_event
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from service.breaking import change_is_breaking, release_breaking_changes
+from service.breaking import release_breaking_changes
 from service.changes.models import Change
 from service.digests.service import release_changes_by_theme
 from service.events.models import Event, EventType
@@ -160,14 +160,10 @@ def record_new_changes(
     cutoff: datetime,
     now: datetime,
 ) -> int:
-    """``change.breaking`` events, ready at once, for breaking merged PRs stored first now."""
-    breaking = [
-        row
-        for row in new_rows
-        if row["merged_at"] >= cutoff
-        and change_is_breaking(row["title"], row.get("labels") or [], row.get("body") or "")
-    ]
-    if not breaking:
+    """``change.breaking`` events, ready at once, for breaking merged PRs stored first now
+    (their stored analysis says whether they break anything)."""
+    recent = [row["number"] for row in new_rows if row["merged_at"] >= cutoff]
+    if not recent:
         return 0
     project = session.get(Project, project_id)
     changes = {
@@ -175,10 +171,14 @@ def record_new_changes(
         for change in session.scalars(
             select(Change).where(
                 Change.project_id == project_id,
-                Change.number.in_([row["number"] for row in breaking]),
+                Change.number.in_(recent),
+                Change.breaking.is_(True),
             )
         )
     }
+    breaking = [row for row in new_rows if row["number"] in changes]
+    if not breaking:
+        return 0
     kind = EventType.CHANGE_BREAKING
     events = []
     for row in breaking:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from service import analysis
 from service.catalog import Catalog, options_of
 from service.posts import service as posts
 from service.projects.service import ProjectSpec, add, find
@@ -34,6 +35,8 @@ def import_catalog(session: Session, catalog: Catalog) -> ImportResult:
             entry.category,
             options,
         ):
+            if project.category != entry.category:
+                analysis.mark_project_stale(session, project.id)
             project.name, project.category, project.options = entry.name, entry.category, options
             updated.append(project.repo)
     feeds = [posts.upsert_feed(session, blog).key for blog in catalog.blogs]

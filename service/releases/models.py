@@ -16,6 +16,7 @@ class Release(Base):
         Index("ix_releases_project_published", "project_id", "published_at"),
         # the version table looks up earlier pre-releases of each line in the window
         Index("ix_releases_project_line_published", "project_id", "version_line", "published_at"),
+        Index("ix_releases_analysis_version", "analysis_version"),
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -34,6 +35,9 @@ class Release(Base):
     tag_commit_sha: Mapped[str | None] = mapped_column(String(64))
     target_commitish: Mapped[str | None] = mapped_column(String(300))
     tag_only: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # what service.analysis found in the notes, and with which version
+    analysis: Mapped[str | None] = mapped_column(Text)
+    analysis_version: Mapped[str | None] = mapped_column(String(32))
 
 
 class PackageAvailability(Base):

@@ -7,8 +7,8 @@ from fastapi.responses import Response
 from sqlalchemy import select
 
 from service import atom
+from service.analysis import release_analysis
 from service.api import ERROR_RESPONSES, Offset, SessionDep
-from service.breaking import release_breaking_changes
 from service.database import utcnow
 from service.digests.service import release_json
 from service.errors import InvalidInput
@@ -22,6 +22,7 @@ router = APIRouter(prefix="/v1/releases", tags=["releases"], responses=ERROR_RES
 
 @router.get("")
 def list_releases(
+    request: Request,
     session: SessionDep,
     repo: str | None = None,
     start: str | None = None,
@@ -43,7 +44,8 @@ def list_releases(
     query = (
         query.order_by(Release.published_at.desc(), Release.id.desc()).limit(limit).offset(offset)
     )
-    return [release_json(r, p) for r, p in session.execute(query)]
+    taxonomy = request.app.state.taxonomy
+    return [release_json(r, p, taxonomy) for r, p in session.execute(query)]
 
 
 @router.get(
@@ -63,13 +65,14 @@ def releases_feed(
     if prerelease is not None:
         query = query.where(Release.prerelease.is_(prerelease))
     rows = list(session.execute(query.order_by(Release.published_at.desc()).limit(100)))
+    taxonomy = request.app.state.taxonomy
     entries = [
         atom.Entry(
             id=f"{base}/v1/releases/{p.repo}/{r.tag}",
             title=f"{p.name} {r.version}" + (" (pre-release)" if r.prerelease else ""),
             link=r.url,
             updated=r.published_at,
-            summary="; ".join(release_breaking_changes(r.body)[:5]),
+            summary="; ".join(release_analysis(r, taxonomy).breaking_changes[:5]),
             categories=[p.repo, "pre-release" if r.prerelease else "stable"],
         )
         for r, p in rows

@@ -28,6 +28,12 @@ from connectors.github import (
     extract_records,
 )
 from connectors.pypi import PyPIClient, PyPIError
+from service.analysis import (
+    ANALYSIS_COLUMNS,
+    RELEASE_ANALYSIS_COLUMNS,
+    analysis_columns,
+    release_analysis_columns,
+)
 from service.catalog import CatalogProject, from_options
 from service.changes.models import Change
 from service.config import Settings
@@ -38,6 +44,7 @@ from service.normalize import change_row, release_row, tag_release_row
 from service.projects.models import Project
 from service.releases.models import PackageAvailability, Release
 from service.sync.models import HttpValidator, SyncState
+from service.themes import Taxonomy, taxonomy_from
 from service.versions import parse_tag
 
 log = logging.getLogger(__name__)
@@ -175,8 +182,10 @@ class ProjectSyncer:
         clock: Callable[[], datetime] = utcnow,
         feeds: FeedClient | None = None,
         pypi: PyPIClient | None = None,
+        taxonomy: Taxonomy | None = None,
     ) -> None:
         self.factory = factory
+        self.taxonomy = taxonomy or taxonomy_from(settings.themes_file, settings.models_file)
         self.settings = settings
         self.client = client
         self.clock = clock
@@ -212,7 +221,7 @@ class ProjectSyncer:
                 progress("releases")
             resource = PULLS
             if self._pulls_due(project_id, feed):
-                self._sync_pulls(project_id, repo, report)
+                self._sync_pulls(project_id, repo, entry.category, report)
             else:
                 report.not_modified.append(PULLS)
             if progress:
@@ -323,9 +332,16 @@ class ProjectSyncer:
                 upsert(
                     session,
                     Release,
-                    [{"project_id": project_id, **row} for row in rows],
+                    [
+                        {
+                            "project_id": project_id,
+                            **row,
+                            **release_analysis_columns(row, self.taxonomy),
+                        }
+                        for row in rows
+                    ],
                     key=["project_id", "tag"],
-                    update=RELEASE_UPDATE_COLUMNS,
+                    update=RELEASE_UPDATE_COLUMNS + RELEASE_ANALYSIS_COLUMNS,
                 )
                 events.record_new_releases(
                     session,
@@ -382,9 +398,15 @@ class ProjectSyncer:
                 upsert(
                     session,
                     Release,
-                    [{"project_id": project_id, **row}],
+                    [
+                        {
+                            "project_id": project_id,
+                            **row,
+                            **release_analysis_columns(row, self.taxonomy),
+                        }
+                    ],
                     key=["project_id", "tag"],
-                    update=RELEASE_UPDATE_COLUMNS,
+                    update=RELEASE_UPDATE_COLUMNS + RELEASE_ANALYSIS_COLUMNS,
                 )
                 events.record_new_releases(
                     session, project_id, repo, [row], event_cutoff, self.clock()
@@ -452,7 +474,9 @@ class ProjectSyncer:
                         update=["version", "status", "first_wheel_upload", "checked_at"],
                     )
 
-    def _sync_pulls(self, project_id: int, repo: str, report: SyncReport) -> None:
+    def _sync_pulls(
+        self, project_id: int, repo: str, category: str | None, report: SyncReport
+    ) -> None:
         now = self.clock()
         first_url = f"{self.settings.github_api_url}/repos/{repo}/pulls"
         with self.factory() as session:
@@ -490,9 +514,16 @@ class ProjectSyncer:
                 upsert(
                     session,
                     Change,
-                    [{"project_id": project_id, **row} for row in rows],
+                    [
+                        {
+                            "project_id": project_id,
+                            **row,
+                            **analysis_columns(row, category, self.taxonomy),
+                        }
+                        for row in rows
+                    ],
                     key=["project_id", "number"],
-                    update=CHANGE_UPDATE_COLUMNS,
+                    update=CHANGE_UPDATE_COLUMNS + ANALYSIS_COLUMNS,
                 )
                 events.record_new_changes(
                     session,
