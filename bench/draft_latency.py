@@ -33,7 +33,7 @@ from sqlalchemy import Connection, Engine, and_, event, func, or_, select, updat
 from sqlalchemy.orm import Session
 
 from bench.stores import add_database_option, percentile, selected, server_version, store
-from service.analysis import analysis_columns, refresh_stale
+from service.analysis import analysis_columns, refresh_stale, release_analysis_columns
 from service.changes.models import Change
 from service.database import make_session_factory, transaction
 from service.digests.render import render_markdown
@@ -202,6 +202,8 @@ def generate(engine: Engine, shape: Shape) -> Generated:
                         "target_commitish": "main",
                     }
                 )
+            for release in releases:
+                release.update(release_analysis_columns(release, default_taxonomy()))
             writer.write(Release, releases)
             stats.releases += len(releases)
             any_times = [r["published_at"] for r in releases]

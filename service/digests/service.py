@@ -11,6 +11,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import datetime
 from typing import Any
 
@@ -109,7 +110,9 @@ class ReleaseRef:
     prerelease: bool
     url: str
 
-    def as_json(self) -> dict[str, Any]:
+    @cached_property
+    def json(self) -> dict[str, Any]:
+        """Shared by every item the release shipped: treat it as read-only."""
         return {
             "tag": self.tag,
             "version": self.version,
@@ -240,8 +243,8 @@ def change_item(
         "author": row.author,
         "labels": list(row.labels or []),
         "merged_at": iso_utc(row.merged_at),
-        "first_release": first.as_json() if first else None,
-        "first_stable_release": first_stable.as_json() if first_stable else None,
+        "first_release": first.json if first else None,
+        "first_stable_release": first_stable.json if first_stable else None,
         "timing": timing.value if timing else None,
         "themes": list(analysis.themes),
         "primary_theme": analysis.primary,
