@@ -165,3 +165,40 @@ def test_markdown_digest_in_chinese_and_english(api: TestClient) -> None:
     assert "## Upgrade checks this week" in en
     bad = api.get("/v1/digests/draft", params={**WEEK, "format": "md", "lang": "fr"})
     assert bad.status_code == 422
+
+
+def test_one_window_material_serves_differently_curated_drafts_unchanged(
+    factory: sessionmaker[Session], store: None
+) -> None:
+    import copy
+
+    from service.curation.service import CurationState
+    from service.digests.service import assemble_draft, build_draft, window_material
+    from service.themes import default_taxonomy
+    from service.windows import window_for
+
+    taxonomy = default_taxonomy()
+    window = window_for(WEEK["start"], WEEK["end"])
+    with factory() as session:
+        material = window_material(session, window, taxonomy=taxonomy)
+        plain = build_draft(session, window, taxonomy=taxonomy, curated=False)
+    untouched = copy.deepcopy(material)
+    key = "pr:vllm-project/vllm#102"
+    assert any(item["key"] == key for item in material.items)
+    curated = CurationState()
+    curated.of(key).title = "GLM-5.3 Flash: FP8 KV cache by default"
+    curated.of(key).pinned = True
+    curated.of("pr:vllm-project/vllm#103").excluded = True
+
+    edited = assemble_draft(material, curated, include_all=False, model=None, taxonomy=taxonomy)
+    pinned = next(theme for theme in edited["themes"] if theme["key"] == "pinned")
+    assert [(i["key"], i["title"]) for i in pinned["items"]] == [
+        (key, "GLM-5.3 Flash: FP8 KV cache by default")
+    ]
+    assert [i["key"] for i in edited["excluded"]] == ["pr:vllm-project/vllm#103"]
+    # the material is as it was, and an uncurated draft from it equals one built afresh
+    assert material == untouched
+    again = assemble_draft(
+        material, CurationState(), include_all=False, model=None, taxonomy=taxonomy
+    )
+    assert again == plain

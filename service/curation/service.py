@@ -229,16 +229,17 @@ def manual_item(key: str, entry: dict[str, Any]) -> dict[str, Any]:
 def apply(
     items: list[dict[str, Any]], state: CurationState
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The items as curated (manual ones added) and the excluded ones, each annotated."""
+    """The items as curated (manual ones added) and the excluded ones, each annotated;
+    ``items`` themselves are left as they are."""
     kept: list[dict[str, Any]] = []
     excluded: list[dict[str, Any]] = []
     for key, entry in state.manual.items():
         items = [*items, manual_item(key, entry)]
     for item in items:
         item_state = state.items.get(item["key"])
-        item.setdefault("pinned", False)
-        item.setdefault("editor_note", None)
         if item_state is not None:
+            # the items are shared (a window's material serves many drafts): change a copy
+            item = {"pinned": False, "editor_note": None, **item}
             if item_state.title:
                 item["original_title"] = item["title"]
                 item["title"] = item_state.title

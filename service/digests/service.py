@@ -7,12 +7,14 @@ the window's changes — merged in it, or merged earlier and shipped in it — e
 
 from __future__ import annotations
 
+import gc
 import logging
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from sqlalchemy import Row, and_, or_, select, tuple_
@@ -147,7 +149,8 @@ def windowed_changes(
     query = select(*CHANGE_COLUMNS).where(condition)
     if project_id is not None:
         query = query.where(Change.project_id == project_id)
-    return list(session.execute(query))
+    # plain rows: through the connection, without the ORM's result machinery
+    return list(session.connection().execute(query))
 
 
 def project_refs(session: Session, ids: Iterable[int]) -> dict[int, ProjectRef]:
@@ -256,6 +259,8 @@ def change_item(
         "reasons": reasons,
         "previously_reported": None,
         "sources": [row.url] if row.url else [],
+        "pinned": False,
+        "editor_note": None,
     }
 
 
@@ -327,6 +332,8 @@ def post_item(post: Post, feed: Feed, taxonomy: Taxonomy) -> dict[str, Any]:
         "reasons": ["official blog post"] + (["reports performance numbers"] if claims else []),
         "previously_reported": None,
         "sources": [post.link] if post.link else [],
+        "pinned": False,
+        "editor_note": None,
     }
 
 
@@ -489,18 +496,32 @@ def previously_reported(
 
 def _frame_releases(releases: list[dict[str, Any]], items: list[dict[str, Any]]) -> None:
     """Say of each release which of the changes it ships were already reported (R4)."""
+    shipped_by: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for item in items:
+        tags = {
+            (ref or {}).get("tag") for ref in (item["first_release"], item["first_stable_release"])
+        }
+        for tag in tags - {None}:
+            shipped_by[(item["repo"], tag)].append(item)
     for release in releases:
-        shipped = [
-            i
-            for i in items
-            if i["repo"] == release["repo"]
-            and release["tag"]
-            in {(i["first_release"] or {}).get("tag"), (i["first_stable_release"] or {}).get("tag")}
-        ]
+        shipped = shipped_by.get((release["repo"], release["tag"]), [])
         reported = [i["number"] for i in shipped if i["previously_reported"]]
         release["ships_changes"] = len(shipped)
         release["ships_previously_reported"] = reported
         release["only_previously_reported"] = bool(shipped) and len(reported) == len(shipped)
+
+
+@dataclass(frozen=True)
+class WindowMaterial:
+    """What a window's draft is made of before curation, read from the store: its version
+    table, releases and items. Nothing changes it afterwards (curation copies the items it
+    changes), so one material can serve every draft of the window until the store changes."""
+
+    window: Window
+    repo_key: str | None
+    versions: list[dict[str, Any]]
+    releases: list[dict[str, Any]]
+    items: list[dict[str, Any]]
 
 
 def build_draft(
@@ -512,8 +533,41 @@ def build_draft(
     model: str | None = None,
     taxonomy: Taxonomy | None = None,
     curated: bool = True,
+    material: WindowMaterial | None = None,
 ) -> dict[str, Any]:
-    """The draft of a window; ``curated`` applies the editors' curation of that window."""
+    """The draft of a window; ``curated`` applies the editors' curation of that window.
+    ``material`` is the window's, when the caller already has it."""
+    taxonomy = taxonomy or default_taxonomy()
+    with _collector_paused():
+        if material is None:
+            material = window_material(session, window, repo_key=repo_key, taxonomy=taxonomy)
+        state = curation.load(session, window) if curated else curation.CurationState()
+        return assemble_draft(
+            material, state, include_all=include_all, model=model, taxonomy=taxonomy
+        )
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    # A draft allocates thousands of acyclic dicts in one burst; the cyclic collector would
+    # run many times over the whole heap meanwhile (a quarter of the build time), for no
+    # garbage. It runs again as soon as the draft is built.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def window_material(
+    session: Session,
+    window: Window,
+    *,
+    repo_key: str | None = None,
+    taxonomy: Taxonomy | None = None,
+) -> WindowMaterial:
     taxonomy = taxonomy or default_taxonomy()
     release_rows = windowed_releases(session, window, repo_key)
     versions, series = version_table(session, release_rows, window)
@@ -542,7 +596,7 @@ def build_draft(
     change_rows = windowed_changes(
         session, window, [release.id for release, _ in release_rows], project_id
     )
-    all_items = change_items(
+    items = change_items(
         session,
         change_rows,
         window,
@@ -551,14 +605,25 @@ def build_draft(
     )
     for post, feed in posts.window_posts(session, window):
         if repo_key is None or repo_key in {p.lower() for p in feed.projects or []}:
-            all_items.append(post_item(post, feed, taxonomy))
-    reported = previously_reported(session, [i["key"] for i in all_items], window)
-    for item in all_items:
+            items.append(post_item(post, feed, taxonomy))
+    reported = previously_reported(session, [i["key"] for i in items], window)
+    for item in items:
         item["previously_reported"] = reported.get(item["key"])
-    _frame_releases(releases, all_items)
-    excluded: list[dict[str, Any]] = []
-    state = curation.load(session, window) if curated else curation.CurationState()
-    all_items, excluded = curation.apply(all_items, state)
+    _frame_releases(releases, items)
+    return WindowMaterial(window, repo_key, versions, releases, items)
+
+
+def assemble_draft(
+    material: WindowMaterial,
+    state: curation.CurationState,
+    *,
+    include_all: bool,
+    model: str | None,
+    taxonomy: Taxonomy,
+) -> dict[str, Any]:
+    """A draft from a window's material and its curation; reads nothing, changes nothing."""
+    releases = material.releases
+    all_items, excluded = curation.apply(material.items, state)
     if model:
         all_items = [i for i in all_items if model.lower() in i["models"]]
     touched = {key for key, s in state.items.items() if s.pinned or s.theme or s.title}
@@ -590,7 +655,7 @@ def build_draft(
         if item["timing"]:
             by_timing[item["timing"]] += 1
     return {
-        "window": window.as_json(),
+        "window": material.window.as_json(),
         "include": "all" if include_all else "highlights",
         "model": model,
         "counts": {
@@ -599,7 +664,7 @@ def build_draft(
             "noise_hidden": 0 if include_all else len(all_items) - len(shown),
             "by_timing": {t.value: by_timing.get(t.value, 0) for t in Timing},
         },
-        "versions": versions,
+        "versions": material.versions,
         "releases": releases,
         "themes": themes,
         "excluded": excluded,
