@@ -22,8 +22,8 @@ from sqlalchemy.orm import Session, defer
 
 from service.analysis import (
     ChangeAnalysis,
-    analysis_version,
     analyze_change,
+    is_stale,
     release_analysis,
 )
 from service.changes.models import Change
@@ -193,11 +193,10 @@ def change_analyses(
 ) -> dict[int, ChangeAnalysis]:
     """Change id → its analysis: the stored one, or, for a change stored under another
     taxonomy version (until the worker re-analyses it), one made now."""
-    version = analysis_version(taxonomy)
     found: dict[int, ChangeAnalysis] = {}
     stale: list[int] = []
     for row in rows:
-        if row.analysis_version == version and row.analysis is not None:
+        if row.analysis is not None and not is_stale(row.analysis_version, taxonomy):
             found[row.id] = ChangeAnalysis.from_columns(row.analysis, row.noise, row.breaking)
         else:
             stale.append(row.id)
