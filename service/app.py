@@ -15,6 +15,7 @@ from service.changes.views import router as changes_router
 from service.config import Settings, get_settings
 from service.curation.views import router as curation_router
 from service.desk.views import router as desk_router
+from service.digests.cache import DraftCache
 from service.digests.views import router as digests_router
 from service.observability.logs import RequestIdMiddleware
 from service.observability.metrics import Metrics
@@ -60,6 +61,11 @@ def create_app(
     app.state.taxonomy = taxonomy or default_taxonomy()
     app.state.metrics = metrics or Metrics()
     app.state.metrics.watch_deliveries(session_factory)
+    app.state.draft_cache = DraftCache(
+        max_materials=app.state.settings.draft_cache_windows,
+        max_body_bytes=app.state.settings.draft_cache_mb * 1024 * 1024,
+        on_lookup=app.state.metrics.draft_cache_lookup,
+    )
     app.state.readiness = ReadinessCheck(
         session_factory.kw["bind"], timeout=app.state.settings.readiness_timeout
     )

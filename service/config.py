@@ -84,6 +84,12 @@ class Settings(BaseSettings):
     metrics_port: int | None = Field(
         default=None, description="`digest worker` serves /metrics on this port when set"
     )
+    draft_cache_windows: int = Field(
+        default=8, ge=0, description="drafts' window material kept in memory per API process"
+    )
+    draft_cache_mb: int = Field(
+        default=256, ge=0, description="rendered draft bodies kept in memory per API process"
+    )
     host: str = "127.0.0.1"
     port: int = 8000
 

@@ -6,6 +6,7 @@ from service.curation.models import CurationAction
 from service.database import Base
 from service.digests.models import PublishedDigest, PublishedItem
 from service.events.models import Event
+from service.generations.models import StoreGeneration
 from service.inclusion.models import Comparison, ComparisonCommit, ReleaseChange
 from service.leases.models import Lease
 from service.posts.models import Feed, Post
@@ -34,6 +35,7 @@ __all__ = [
     "PublishedItem",
     "Release",
     "ReleaseChange",
+    "StoreGeneration",
     "Subscription",
     "SyncState",
 ]

@@ -5,8 +5,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from service.api import ERROR_RESPONSES, Offset, SessionDep
+from service.digests.cache import cached_material
 from service.digests.service import build_draft
 from service.errors import InvalidInput
+from service.generations import service as store_generations
 from service.projects import service as projects
 from service.windows import Timing, window_for
 
@@ -25,6 +27,7 @@ def list_changes(
     offset: Offset = 0,
 ) -> dict[str, Any]:
     """Changes of a window with their merge date, first releases and timing."""
+    generations = store_generations.current(session)  # before anything the draft reads
     window = window_for(start, end)
     wanted: Timing | None = None
     if timing is not None:
@@ -34,13 +37,17 @@ def list_changes(
             choices = ", ".join(t.value for t in Timing)
             raise InvalidInput(f"timing: {timing!r} is not one of {choices}") from None
     repo_key = projects.get(session, repo).repo_key if repo else None
-    draft = build_draft(
+    taxonomy = request.app.state.taxonomy
+    material = cached_material(
+        request.app.state.draft_cache,
         session,
+        generations,
         window,
-        include_all=True,
         repo_key=repo_key,
-        taxonomy=request.app.state.taxonomy,
-        curated=False,
+        taxonomy=taxonomy,
+    )
+    draft = build_draft(
+        session, window, include_all=True, taxonomy=taxonomy, curated=False, material=material
     )
     items = [i for theme in draft["themes"] for i in theme["items"]]
     if wanted is not None:

@@ -10,8 +10,10 @@ from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
 from service.api import ERROR_RESPONSES, SessionDep
+from service.digests.cache import cached_material
 from service.digests.render import Wording
 from service.digests.service import build_draft
+from service.generations import service as store_generations
 from service.html import safe_html
 from service.projects.models import Project
 from service.releases.models import Release
@@ -57,9 +59,20 @@ def desk(
     """The draft of a window as an editor sees it: versions, themes, badges and buttons."""
     if start is None or end is None:
         start, end = this_week()
+    generations = store_generations.current(session)  # before anything the draft reads
     window = window_for(start, end)
     taxonomy = request.app.state.taxonomy
-    draft = build_draft(session, window, include_all=include == "all", taxonomy=taxonomy)
+    material = cached_material(
+        request.app.state.draft_cache,
+        session,
+        generations,
+        window,
+        repo_key=None,
+        taxonomy=taxonomy,
+    )
+    draft = build_draft(
+        session, window, include_all=include == "all", taxonomy=taxonomy, material=material
+    )
     notes = {
         release["key"]: safe_html(body)
         for release in draft["releases"]

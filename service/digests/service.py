@@ -537,7 +537,7 @@ def build_draft(
     """The draft of a window; ``curated`` applies the editors' curation of that window.
     ``material`` is the window's, when the caller already has it."""
     taxonomy = taxonomy or default_taxonomy()
-    with _collector_paused():
+    with collector_paused():
         if material is None:
             material = window_material(session, window, repo_key=repo_key, taxonomy=taxonomy)
         state = curation.load(session, window) if curated else curation.CurationState()
@@ -547,7 +547,7 @@ def build_draft(
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     # A draft allocates thousands of acyclic dicts in one burst; the cyclic collector would
     # run many times over the whole heap meanwhile (a quarter of the build time), for no
     # garbage. It runs again as soon as the draft is built.

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import orjson
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field
@@ -11,9 +12,11 @@ from service.api import ERROR_RESPONSES, DbId, SessionDep
 from service.curation.views import actor_of
 from service.database import utcnow
 from service.digests import publishing
+from service.digests.cache import BodyKey, cached_material, material_key
 from service.digests.render import render_markdown
 from service.digests.service import build_draft
 from service.errors import InvalidInput
+from service.generations import service as store_generations
 from service.html import safe_html
 from service.projects import service as projects
 from service.windows import window_for
@@ -21,6 +24,7 @@ from service.windows import window_for
 router = APIRouter(prefix="/v1/digests", tags=["digests"], responses=ERROR_RESPONSES)
 
 MARKDOWN = "text/markdown; charset=utf-8"
+JSON = "application/json"
 
 
 class PublishIn(BaseModel):
@@ -40,7 +44,10 @@ class DigestSummary(BaseModel):
 
 @router.get(
     "/draft",
-    responses={200: {"content": {"application/json": {}, "text/markdown": {}}}},
+    responses={
+        200: {"content": {"application/json": {}, "text/markdown": {}}},
+        304: {"description": "Not modified: the request's If-None-Match holds the draft's ETag"},
+    },
 )
 def draft(
     request: Request,
@@ -57,25 +64,60 @@ def draft(
 
     ``include=all`` adds CI, docs, tests, typo, dependency, revert and version-bump changes;
     ``model=kimi`` keeps the changes touching one model family; ``lang`` picks the language
-    of the Markdown digest."""
+    of the Markdown digest. The response carries an ETag: it changes whenever the store or
+    the window's curation does, and a request sending it back in ``If-None-Match`` gets a 304
+    until then."""
+    state = request.app.state
+    generations = store_generations.current(session)  # before anything the draft reads
     window = window_for(start, end)
-    taxonomy = request.app.state.taxonomy
+    taxonomy = state.taxonomy
     repo_key = projects.get(session, repo).repo_key if repo else None
     if model is not None and taxonomy.family(model) is None:
         known = ", ".join(f.key for f in taxonomy.families)
         raise InvalidInput(f"model: {model!r} is not a known model family ({known})")
-    with request.app.state.metrics.draft_timer():
-        result = build_draft(
-            session,
-            window,
-            include_all=include == "all",
-            repo_key=repo_key,
-            model=model,
-            taxonomy=taxonomy,
-        )
-    if format == "md":
-        return PlainTextResponse(render_markdown(result, lang, taxonomy), media_type=MARKDOWN)
-    return result
+    key = BodyKey(
+        material_key(generations, window, repo_key, taxonomy),
+        generations.curation,
+        include_all=include == "all",
+        model=model,
+        format=format,
+        lang=lang if format == "md" else "",
+    )
+    headers = {"ETag": key.etag, "Cache-Control": "private, no-cache"}
+    if key.etag in if_none_match(request):
+        return Response(status_code=304, headers=headers)
+
+    def build() -> bytes:
+        with state.metrics.draft_timer():
+            material = cached_material(
+                state.draft_cache,
+                session,
+                generations,
+                window,
+                repo_key=repo_key,
+                taxonomy=taxonomy,
+            )
+            result = build_draft(
+                session,
+                window,
+                include_all=key.include_all,
+                model=model,
+                taxonomy=taxonomy,
+                material=material,
+            )
+            if format == "md":
+                return render_markdown(result, lang, taxonomy).encode()
+            return orjson.dumps(result)
+
+    body = state.draft_cache.body(key, build)
+    return Response(body, media_type=MARKDOWN if format == "md" else JSON, headers=headers)
+
+
+def if_none_match(request: Request) -> set[str]:
+    """The entity tags of an ``If-None-Match`` header (weak ones compare as strong: RFC 9110
+    §13.1.2 uses the weak comparison for it)."""
+    header = request.headers.get("if-none-match", "")
+    return {tag.strip().removeprefix("W/") for tag in header.split(",") if tag.strip()}
 
 
 @router.post("", response_model=DigestSummary, status_code=201)

@@ -108,8 +108,14 @@ class Metrics:
         )
         self.draft_build = Histogram(
             "digest_draft_build_seconds",
-            "Time to build a draft digest (build_draft)",
+            "Time to build a draft digest not found in the draft cache",
             buckets=DRAFT_BUCKETS,
+            registry=r,
+        )
+        self.draft_cache_lookups = Counter(
+            "digest_draft_cache_lookups",
+            "Draft cache lookups, by layer (material, body) and outcome (hit, miss)",
+            ["layer", "outcome"],
             registry=r,
         )
 
@@ -148,6 +154,9 @@ class Metrics:
     def webhook_attempt(self, outcome: str) -> None:
         self.webhook_attempts.labels(outcome=outcome).inc()
 
+    def draft_cache_lookup(self, layer: str, hit: bool) -> None:
+        self.draft_cache_lookups.labels(layer=layer, outcome="hit" if hit else "miss").inc()
+
     @contextmanager
     def draft_timer(self) -> Iterator[None]:
         started = time.perf_counter()
@@ -176,6 +185,9 @@ class NullMetrics(Metrics):
         pass
 
     def webhook_attempt(self, outcome: str) -> None:
+        pass
+
+    def draft_cache_lookup(self, layer: str, hit: bool) -> None:
         pass
 
     @contextmanager
