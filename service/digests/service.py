@@ -513,8 +513,9 @@ def _frame_releases(releases: list[dict[str, Any]], items: list[dict[str, Any]])
 @dataclass(frozen=True)
 class WindowMaterial:
     """What a window's draft is made of before curation, read from the store: its version
-    table, releases and items. Nothing changes it afterwards (curation copies the items it
-    changes), so one material can serve every draft of the window until the store changes."""
+    table, releases and items (in draft order). Nothing changes it afterwards (curation
+    copies the items it changes), so one material serves every draft of the window until the
+    store changes."""
 
     window: Window
     repo_key: str | None
@@ -609,7 +610,13 @@ def window_material(
     for item in items:
         item["previously_reported"] = reported.get(item["key"])
     _frame_releases(releases, items)
+    items.sort(key=draft_order)
     return WindowMaterial(window, repo_key, versions, releases, items)
+
+
+def draft_order(item: dict[str, Any]) -> tuple[float, str, str, int]:
+    """Highest score first; curation never changes what this reads."""
+    return (-item["score"], item["repo"] or "", item["merged_at"] or "", item["number"] or 0)
 
 
 def assemble_draft(
@@ -627,7 +634,8 @@ def assemble_draft(
         all_items = [i for i in all_items if model.lower() in i["models"]]
     touched = {key for key, s in state.items.items() if s.pinned or s.theme or s.title}
     shown = [i for i in all_items if include_all or not i["noise"] or i["key"] in touched]
-    shown.sort(key=lambda i: (-i["score"], i["repo"] or "", i["merged_at"] or "", i["number"] or 0))
+    if state.manual:  # the material's own items come in draft order already
+        shown.sort(key=draft_order)
 
     grouped: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for item in shown:
