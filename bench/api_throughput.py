@@ -21,12 +21,12 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from urllib.parse import urlencode
 
 import httpx
 from sqlalchemy import Engine
 
-from bench.draft_latency import Shape, generate, random_weeks
+from bench.draft_latency import Shape, generate, random_weeks, window_params
 from bench.stores import add_database_option, percentile, selected, server_version, store
 
 
@@ -119,10 +119,7 @@ def run(kind: str, engine: Engine, shape: Shape, args: argparse.Namespace) -> No
         f"(generated in {generated.seconds:.0f} s)"
     )
     weeks = random_weeks(engine, 20, random.Random(11))
-    drafts = [
-        f"/v1/digests/draft?start={w.first_day}&end={(w.end - timedelta(days=1)).date()}"
-        for w in weeks
-    ]
+    drafts = [f"/v1/digests/draft?{urlencode(window_params(w))}" for w in weeks]
     port = free_port()
     url = engine.url.render_as_string(hide_password=False)
     child = subprocess.Popen(

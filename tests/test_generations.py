@@ -23,6 +23,7 @@ from service.sync.service import ProjectSyncer
 from service.windows import window_for
 from tests.conftest import bearer
 from tests.fake_github import FakeGitHub
+from tests.test_observability import samples
 
 WEEK = {"start": "2026-09-30", "end": "2026-10-06"}
 IN_WEEK = datetime(2026, 10, 1, tzinfo=UTC)
@@ -175,15 +176,11 @@ def test_curation_reassembles_the_cached_material_without_reading_the_store_agai
     synced: TestClient,
 ) -> None:
     def lookups() -> dict[tuple[str, str], float]:
-        exposition = synced.get("/metrics").text
-        found = {}
-        for line in exposition.splitlines():
-            if line.startswith("digest_draft_cache_lookups_total{"):
-                labels, value = line.removeprefix("digest_draft_cache_lookups_total").split(" ")
-                layer = labels.split('layer="')[1].split('"')[0]
-                outcome = labels.split('outcome="')[1].split('"')[0]
-                found[(layer, outcome)] = float(value)
-        return found
+        return {
+            (labels[0][1], labels[1][1]): value
+            for (name, labels), value in samples(synced.get("/metrics").text).items()
+            if name == "digest_draft_cache_lookups_total"
+        }
 
     synced.get("/v1/digests/draft", params=WEEK)
     synced.get("/v1/digests/draft", params=WEEK)

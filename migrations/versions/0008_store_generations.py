@@ -12,7 +12,7 @@ PostgreSQL runs one statement-level trigger per table and statement; SQLite only
 triggers. Catalog tables bump only when their catalog columns change, not when a poll
 records its validators or errors. A later migration that rebuilds a watched table on
 SQLite (``batch_alter_table``) drops its triggers and must create them again
-(``create_triggers``); tests/test_generations.py checks every watched table still bumps.
+(``create_triggers``); tests/test_generations.py checks every watched table still has them.
 """
 
 from __future__ import annotations

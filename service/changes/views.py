@@ -5,8 +5,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 
 from service.api import ERROR_RESPONSES, Offset, SessionDep
-from service.digests.cache import cached_material
-from service.digests.service import build_draft
+from service.digests.cache import cached_draft
 from service.errors import InvalidInput
 from service.generations import service as store_generations
 from service.projects import service as projects
@@ -37,17 +36,15 @@ def list_changes(
             choices = ", ".join(t.value for t in Timing)
             raise InvalidInput(f"timing: {timing!r} is not one of {choices}") from None
     repo_key = projects.get(session, repo).repo_key if repo else None
-    taxonomy = request.app.state.taxonomy
-    material = cached_material(
+    draft = cached_draft(
         request.app.state.draft_cache,
         session,
         generations,
         window,
+        taxonomy=request.app.state.taxonomy,
         repo_key=repo_key,
-        taxonomy=taxonomy,
-    )
-    draft = build_draft(
-        session, window, include_all=True, taxonomy=taxonomy, curated=False, material=material
+        include_all=True,
+        curated=False,
     )
     items = [i for theme in draft["themes"] for i in theme["items"]]
     if wanted is not None:

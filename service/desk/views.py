@@ -10,9 +10,8 @@ from sqlalchemy import select, tuple_
 from sqlalchemy.orm import Session
 
 from service.api import ERROR_RESPONSES, SessionDep
-from service.digests.cache import cached_material
+from service.digests.cache import cached_draft
 from service.digests.render import Wording
-from service.digests.service import build_draft
 from service.generations import service as store_generations
 from service.html import safe_html
 from service.projects.models import Project
@@ -62,16 +61,13 @@ def desk(
     generations = store_generations.current(session)  # before anything the draft reads
     window = window_for(start, end)
     taxonomy = request.app.state.taxonomy
-    material = cached_material(
+    draft = cached_draft(
         request.app.state.draft_cache,
         session,
         generations,
         window,
-        repo_key=None,
         taxonomy=taxonomy,
-    )
-    draft = build_draft(
-        session, window, include_all=include == "all", taxonomy=taxonomy, material=material
+        include_all=include == "all",
     )
     notes = {
         release["key"]: safe_html(body)

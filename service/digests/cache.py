@@ -24,11 +24,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
-from service.digests.service import WindowMaterial, collector_paused, window_material
+from service.digests.service import (
+    WindowMaterial,
+    build_draft,
+    collector_paused,
+    window_material,
+)
 from service.generations.service import Generation, Generations
 from service.themes import Taxonomy
 from service.windows import Window
@@ -162,20 +167,32 @@ class DraftCache:
             return value
 
 
-def cached_material(
+def cached_draft(
     cache: DraftCache,
     session: Session,
     generations: Generations,
     window: Window,
     *,
-    repo_key: str | None,
     taxonomy: Taxonomy,
-) -> WindowMaterial:
-    """The window's material from the cache, or read from the store (``generations`` must
-    have been read before)."""
+    repo_key: str | None = None,
+    include_all: bool = False,
+    model: str | None = None,
+    curated: bool = True,
+) -> dict[str, Any]:
+    """``build_draft`` over the window's material from the cache, or read from the store
+    (``generations`` must have been read before anything else of the request)."""
 
     def build() -> WindowMaterial:
         with collector_paused():
             return window_material(session, window, repo_key=repo_key, taxonomy=taxonomy)
 
-    return cache.material(material_key(generations, window, repo_key, taxonomy), build)
+    material = cache.material(material_key(generations, window, repo_key, taxonomy), build)
+    return build_draft(
+        session,
+        window,
+        include_all=include_all,
+        model=model,
+        taxonomy=taxonomy,
+        curated=curated,
+        material=material,
+    )

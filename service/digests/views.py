@@ -12,9 +12,8 @@ from service.api import ERROR_RESPONSES, DbId, SessionDep
 from service.curation.views import actor_of
 from service.database import utcnow
 from service.digests import publishing
-from service.digests.cache import BodyKey, cached_material, material_key
+from service.digests.cache import BodyKey, cached_draft, material_key
 from service.digests.render import render_markdown
-from service.digests.service import build_draft
 from service.errors import InvalidInput
 from service.generations import service as store_generations
 from service.html import safe_html
@@ -89,21 +88,15 @@ def draft(
 
     def build() -> bytes:
         with state.metrics.draft_timer():
-            material = cached_material(
+            result = cached_draft(
                 state.draft_cache,
                 session,
                 generations,
                 window,
-                repo_key=repo_key,
                 taxonomy=taxonomy,
-            )
-            result = build_draft(
-                session,
-                window,
+                repo_key=repo_key,
                 include_all=key.include_all,
                 model=model,
-                taxonomy=taxonomy,
-                material=material,
             )
             if format == "md":
                 return render_markdown(result, lang, taxonomy).encode()
